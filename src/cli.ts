@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// `jumpgate <command>`: start (gateway, or the demo without a config) and sim.
+
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, resolveConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { demoBanner, demoToken, startDemoNodes, type DemoNodes } from './demo.js';
+import { createLogger } from './log.js';
+import { startGateway } from './server.js';
+import { runSimCli } from './sim/cli.js';
+
+const USAGE = `usage: jumpgate <command> [options]
+
+commands:
+  start [--config FILE] [--port N] [--data DIR]
+                       run the gateway; without --config, a demo with three simulated nodes
+  sim --port P [--id NAME] [--slot-ms 400] [--lag SLOTS] [--latency-ms MIN-MAX]
+      [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]
+                       run one simulated Solana node
+  help                 this text`;
+
+class UsageError extends Error {}
+
+function parseStart(argv: string[]): { config?: string; port?: number; data: string } {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, data: { type: 'string' } } }));
+  } catch (e) {
+    throw new UsageError((e as Error).message.split('\n')[0]!);
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  return { config: values.config, port, data: values.data ?? './data' };
+}
+
+async function start(argv: string[]): Promise<void> {
+  const opts = parseStart(argv);
+  let config: Config;
+  let demo: DemoNodes | null = null;
+  let token = '';
+  if (opts.config !== undefined) {
+    config = loadConfig(opts.config);
+    if (opts.port !== undefined) config.rpc.port = opts.port;
+    if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], opts.config);
+  } else {
+    demo = await startDemoNodes();
+    token = demoToken(opts.data);
+    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], rpc: opts.port === undefined ? {} : { port: opts.port } });
+  }
+  const log = createLogger(config.log.level);
+  const gw = await startGateway(config, { log }).catch(async (err: Error) => {
+    await demo?.close();
+    throw err;
+  });
+  if (demo) process.stdout.write(demoBanner(gw.url, token, config.headers.brand, demo.nodes.map((n) => n.id)) + '\n');
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    void gw
+      .drain()
+      .then(() => demo?.close())
+      .then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'start':
+      return start(rest);
+    case 'sim':
+      return runSimCli(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE + '\n');
+      return;
+    default:
+      throw new UsageError(`unknown command "${cmd}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: Error) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`jumpgate: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(err.message + '\n');
+    process.exit(2);
+  }
+  process.stderr.write(`jumpgate: ${err.message}\n`);
+  process.exit(1);
+});

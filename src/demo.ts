@@ -1,0 +1,62 @@
+// Demo mode (`jumpgate start` with no config): three simulated nodes (one fast, one slower,
+// one lagging), a demo token kept under the data directory so it survives restarts, and
+// ready-to-paste commands.
+
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSim, type SimNode } from './sim/node.js';
+
+export interface DemoNodes {
+  sims: SimNode[];
+  nodes: { id: string; url: string; weight: number }[];
+  close(): Promise<void>;
+}
+
+export async function startDemoNodes(): Promise<DemoNodes> {
+  const sims = await Promise.all([
+    startSim({ id: 'sim-fast', port: 0 }),
+    startSim({ id: 'sim-slow', port: 0, latencyMs: [20, 60] }),
+    startSim({ id: 'sim-lagging', port: 0, lag: 100 }),
+  ]);
+  return {
+    sims,
+    nodes: sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })),
+    close: async () => {
+      await Promise.all(sims.map((s) => s.close()));
+    },
+  };
+}
+
+/** The demo token: created once (192 random bits, URL-path safe), then read back. */
+export function demoToken(dataDir: string): string {
+  const file = join(dataDir, 'demo-token');
+  try {
+    const t = readFileSync(file, 'utf8').trim();
+    if (/^[A-Za-z0-9_-]{16,}$/.test(t)) return t;
+  } catch {
+    // first run
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const token = 'jg_' + randomBytes(24).toString('base64url');
+  writeFileSync(file, token + '\n', { mode: 0o600 });
+  return token;
+}
+
+export function demoBanner(url: string, token: string, brand: string, nodes: string[]): string {
+  const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
+  return [
+    '',
+    'jumpgate demo is running',
+    `  RPC endpoint:   ${url}/api-token/${token}`,
+    `  Nodes:          ${nodes.join(', ')} (simulated: one fast, one slower, one lagging)`,
+    '',
+    'Try it:',
+    `  curl -s ${url}/api-token/${token} ${body}`,
+    `  curl -s ${url}/ -H 'X-${brand}-Api-Token: ${token}' -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getIdentity"}'`,
+    `  curl -s -i ${url}/api-token/wrong-token-0000000000 ${body}     # 401, code 7401`,
+    '',
+    'Stop with Ctrl-C (SIGTERM/SIGINT finish in-flight requests first).',
+    '',
+  ].join('\n');
+}

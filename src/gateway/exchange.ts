@@ -1,0 +1,201 @@
+// One client HTTP request from the first body byte to the answer. Fields are all set in the
+// constructor (one V8 shape); the uWS response must not be touched after onAborted.
+
+import type { HttpResponse } from 'uWebSockets.js';
+import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
+import { rawIdOf } from '../rpc/scan.js';
+import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import { MODE_DEFAULT } from './headers.js';
+import { timeoutFor, type Runtime } from './runtime.js';
+import type { TokenRecord } from './tokens.js';
+
+const EMPTY = '';
+
+export class Exchange implements CallOwner {
+  aborted = false;
+  finished = false;
+  body: Buffer | null = null;
+  received = 0;
+  parts: Buffer[] | null = null;
+  single: UpstreamCall | null = null;
+  notification = false;
+  plan: BatchPlan | null = null;
+  order: Int32Array | null = null;
+  outcomes: SubOutcome[] | null = null;
+  pending = 0;
+  nodeIds = '';
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly rt: Runtime,
+    readonly token: TokenRecord,
+    /** Value for Access-Control-Allow-Origin, '' for none. */
+    readonly corsOrigin: string,
+    readonly mode: number,
+    readonly key: string,
+    /** Content-Length, or -1 when the body is chunked. */
+    readonly expected: number,
+  ) {
+    rt.inflight++;
+    if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
+    else this.parts = [];
+  }
+
+  onAborted(): void {
+    this.aborted = true;
+    this.settle();
+  }
+
+  onChunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.finished) return;
+    const n = chunk.byteLength;
+    if (this.received + n > this.rt.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
+      this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy now.
+    if (this.body !== null) this.body.set(new Uint8Array(chunk), this.received);
+    else this.parts!.push(Buffer.from(new Uint8Array(chunk)));
+    this.received += n;
+    if (!isLast) return;
+    if (this.body === null) this.body = this.rt.offload.concat(this.parts!, this.received);
+    else if (this.received < this.body.length) this.body = this.body.subarray(0, this.received);
+    this.parts = null;
+    this.analyzeBody();
+  }
+
+  private analyzeBody(): void {
+    const body = this.body!;
+    const off = this.rt.offload;
+    if (off.offloadParse(body.length)) {
+      off.analyze(body, this.rt.maxBatch).then(
+        (a) => this.route(a),
+        (err: Error) => {
+          this.rt.log.error({ err }, 'worker analyze failed');
+          this.route(off.analyzeInline(body, this.rt.maxBatch));
+        },
+      );
+    } else this.route(off.analyzeInline(body, this.rt.maxBatch));
+  }
+
+  route(a: Analysis): void {
+    if (this.aborted) return this.settle();
+    if (a.type === A_REPLY) return this.respond('200 OK', a.reply, '');
+    if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
+    if (a.type === A_BATCH) return this.startBatch(a.plan!);
+    const rt = this.rt;
+    this.notification = a.notification;
+    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), timeoutFor(rt, a.method), 0, 0);
+    this.single.start();
+  }
+
+  private startBatch(plan: BatchPlan): void {
+    const rt = this.rt;
+    const order = forwardable(plan);
+    this.plan = plan;
+    this.order = order;
+    this.outcomes = [];
+    if (order.length === 0) return this.finishBatch();
+    // Default routing spreads sub-batches over nodes; key and node affinity keep the body whole.
+    const size = this.mode === MODE_DEFAULT ? rt.upstreamBatch : order.length;
+    const calls: UpstreamCall[] = [];
+    for (let from = 0; from < order.length; from += size) {
+      const to = Math.min(from + size, order.length);
+      let timeout = 0;
+      let safe = true;
+      for (let k = from; k < to; k++) {
+        const m = plan.methods[order[k]!]!;
+        timeout = Math.max(timeout, timeoutFor(rt, m));
+        if (rt.noRetry.has(m)) safe = false;
+      }
+      const sub = buildSubBatch(this.body!, plan, order, from, to);
+      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, timeout, from, to));
+    }
+    this.pending = calls.length;
+    for (let i = 0; i < calls.length; i++) calls[i]!.start();
+  }
+
+  onCallDone(call: UpstreamCall): void {
+    if (this.plan === null) return this.finishSingle(call);
+    this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: call.errorData });
+    if (call.node !== null && !this.nodeIds.split(',').includes(call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
+    if (--this.pending === 0) this.finishBatch();
+  }
+
+  private finishSingle(call: UpstreamCall): void {
+    if (this.aborted) return this.settle();
+    if (call.response !== null) {
+      return this.respond(statusLine(call.status), this.notification ? EMPTY : call.response, call.node!.id);
+    }
+    this.fail(call.error!, rawIdOf(this.body!), call.errorData ?? undefined, false);
+  }
+
+  private finishBatch(): void {
+    if (this.aborted) return this.settle();
+    const off = this.rt.offload;
+    const outcomes = this.outcomes!;
+    let bytes = 0;
+    for (const o of outcomes) if (o.response !== null) bytes += o.response.length;
+    if (off.offloadMerge(bytes)) {
+      off.assemble(this.body!, this.plan!, this.order!, outcomes).then(
+        (r) => this.sendBatch(r.merged, r.answered),
+        (err: Error) => {
+          this.rt.log.error({ err }, 'worker merge failed');
+          const r = off.assembleInline(this.body!, this.plan!, this.order!, outcomes);
+          this.sendBatch(r.merged, r.answered);
+        },
+      );
+    } else {
+      const r = off.assembleInline(this.body!, this.plan!, this.order!, outcomes);
+      this.sendBatch(r.merged, r.answered);
+    }
+  }
+
+  private sendBatch(merged: Buffer | null, answered: boolean): void {
+    if (this.aborted) return this.settle();
+    let failed: GatewayErrorSpec | null = null;
+    for (const o of this.outcomes!) if (o.error !== null) failed ??= o.error;
+    // A batch fails as a whole (HTTP error status) only when no node answered any part of it.
+    const status = failed !== null && !answered ? failed.http : 200;
+    this.respond(statusLine(status), merged ?? EMPTY, this.nodeIds);
+  }
+
+  /** Gateway error answer; `close` drops the connection (body left unread). */
+  fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
+    this.respond(statusLine(e.http), errorBody(e, id, data), '', close);
+  }
+
+  respond(status: string, body: string | Buffer, nodeIds: string, close = false): void {
+    if (this.finished || this.aborted) return this.settle();
+    this.finished = true;
+    const res = this.res;
+    const rt = this.rt;
+    const cors = this.corsOrigin;
+    res.cork(() => {
+      res.writeStatus(status);
+      if (body.length > 0) res.writeHeader('content-type', 'application/json');
+      if (cors !== '') {
+        res.writeHeader('access-control-allow-origin', cors);
+        res.writeHeader('access-control-expose-headers', rt.names.node);
+        if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+      }
+      if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.names.node, nodeIds);
+      res.end(body, close || rt.draining);
+    });
+    this.settle();
+  }
+
+  /** Counts the request out of the in-flight set exactly once. */
+  private settled = false;
+  private settle(): void {
+    if (this.settled) return;
+    if (!this.finished && !this.aborted) return;
+    // A batch or single call still running keeps the request in flight until it returns.
+    if (this.aborted && (this.pending > 0 || (this.single !== null && this.single.response === null && this.single.error === null))) return;
+    this.settled = true;
+    const rt = this.rt;
+    if (--rt.inflight === 0 && rt.onIdle !== null) rt.onIdle();
+  }
+}

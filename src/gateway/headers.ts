@@ -1,0 +1,87 @@
+// Request header rules of SPEC §3.2: names carry the operator's brand, affinity values are
+// case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes.
+
+export const MODE_DEFAULT = 0;
+export const MODE_KEY = 1;
+export const MODE_NODE = 2;
+export const MODE_INVALID = -1;
+
+export const MAX_KEY_BYTES = 40;
+
+export interface HeaderNames {
+  token: string;
+  apiKey: string;
+  affinity: string;
+  affinityKey: string;
+  /** The key header without the `x-` prefix, also accepted. */
+  affinityKeyBare: string;
+  /** Response header naming the serving node (original case, for display). */
+  node: string;
+  /** For CORS allow/expose lists. */
+  allowList: string;
+}
+
+export function headerNames(brand: string): HeaderNames {
+  const b = brand.toLowerCase();
+  return {
+    token: `x-${b}-api-token`,
+    apiKey: `x-${b}-api-key`,
+    affinity: `x-${b}-affinity`,
+    affinityKey: `x-${b}-affinity-key`,
+    affinityKeyBare: `${b}-affinity-key`,
+    node: `X-${brand}-Node`,
+    allowList: `Content-Type, X-${brand}-Api-Token, X-${brand}-Api-Key, X-${brand}-Affinity, X-${brand}-Affinity-Key, ${brand}-Affinity-Key`,
+  };
+}
+
+function unquote(v: string): string {
+  const t = v.trim();
+  if (t.length >= 2 && ((t[0] === '"' && t[t.length - 1] === '"') || (t[0] === "'" && t[t.length - 1] === "'"))) return t.slice(1, -1).trim();
+  return t;
+}
+
+/** Affinity mode from the header value ('' when absent). */
+export function parseAffinity(value: string): number {
+  if (value === '') return MODE_DEFAULT;
+  switch (unquote(value).toLowerCase()) {
+    case 'default':
+    case '':
+      return MODE_DEFAULT;
+    case 'key':
+      return MODE_KEY;
+    case 'node':
+      return MODE_NODE;
+    default:
+      return MODE_INVALID;
+  }
+}
+
+/**
+ * Null when the key is acceptable, else the reason. uWS hands header bytes over decoded as
+ * UTF-8 with U+FFFD for invalid sequences, so a replacement character means the client's
+ * bytes were not UTF-8.
+ */
+export function keyProblem(key: string): string | null {
+  if (key.length === 0) return 'affinity key is empty';
+  if (key.includes('\uFFFD')) return 'affinity key is not valid UTF-8';
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_KEY_BYTES) return `affinity key is ${bytes} bytes; at most ${MAX_KEY_BYTES} are allowed`;
+  return null;
+}
+
+/** application/json with an optional utf-8 charset, any case. */
+export function isJsonContentType(value: string): boolean {
+  const semi = value.indexOf(';');
+  const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
+  if (type !== 'application/json') return false;
+  if (semi < 0) return true;
+  const params = value.slice(semi + 1).split(';');
+  for (const p of params) {
+    const [k, v] = p.split('=');
+    if (k === undefined || k.trim() === '') continue;
+    if (k.trim().toLowerCase() !== 'charset') continue;
+    const cs = (v ?? '').trim().replace(/^"|"$/g, '').toLowerCase();
+    if (cs !== 'utf-8' && cs !== 'utf8') return false;
+  }
+  return true;
+}

@@ -1,0 +1,119 @@
+// The RPC listener (SPEC §3.1–3.3): routing, CORS, token and header checks in the
+// synchronous part of the uWS handler, then the body streams into an Exchange.
+
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
+import { Exchange } from './exchange.js';
+import { isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity } from './headers.js';
+import type { Runtime } from './runtime.js';
+
+export interface RuntimeRef {
+  rt: Runtime;
+}
+
+const PATH_PREFIXES = ['/api-token/', '/api-key/'];
+
+/** Token from the path; '' for `/`; null when the path is not an RPC endpoint. */
+export function pathToken(url: string): string | null {
+  if (url === '/') return '';
+  for (const p of PATH_PREFIXES) {
+    if (!url.startsWith(p)) continue;
+    let t = url.slice(p.length);
+    if (t.endsWith('/')) t = t.slice(0, -1);
+    if (t === '' || t.includes('/')) return null;
+    return t;
+  }
+  return null;
+}
+
+function corsOriginFor(rt: Runtime, req: HttpRequest): string {
+  if (rt.corsAny) return '*';
+  const origin = req.getHeader('origin');
+  return origin !== '' && rt.corsOrigins.has(origin) ? origin : '';
+}
+
+/** Answers within the synchronous handler (already corked). */
+function replyNow(res: HttpResponse, rt: Runtime, e: GatewayErrorSpec, cors: string, data: Record<string, unknown> | undefined, close: boolean, extra?: [string, string]): void {
+  res.writeStatus(statusLine(e.http));
+  res.writeHeader('content-type', 'application/json');
+  if (cors !== '') res.writeHeader('access-control-allow-origin', cors);
+  if (extra) res.writeHeader(extra[0], extra[1]);
+  res.end(errorBody(e, null, data), close || rt.draining);
+}
+
+/**
+ * Rejects a request that may still be sending its body: reads and discards it so the
+ * connection stays usable, unless it is larger than we accept at all.
+ */
+function rejectRequest(res: HttpResponse, req: HttpRequest, rt: Runtime, e: GatewayErrorSpec, cors: string, data?: Record<string, unknown>, extra?: [string, string]): void {
+  const cl = req.getHeader('content-length');
+  const len = cl === '' ? -1 : Number(cl);
+  if (len === 0 || (cl === '' && req.getHeader('transfer-encoding') === '')) return replyNow(res, rt, e, cors, data, false, extra);
+  if (!(len > 0 && len <= rt.maxBodyBytes)) return replyNow(res, rt, e, cors, data, true, extra);
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  res.onData((_chunk, isLast) => {
+    if (isLast && !aborted) res.cork(() => replyNow(res, rt, e, cors, data, false, extra));
+  });
+}
+
+function preflight(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
+  const cors = corsOriginFor(rt, req);
+  res.writeStatus('204 No Content');
+  if (cors !== '') {
+    res.writeHeader('access-control-allow-origin', cors);
+    res.writeHeader('access-control-allow-methods', 'POST, OPTIONS');
+    res.writeHeader('access-control-allow-headers', req.getHeader('access-control-request-headers') || rt.names.allowList);
+    res.writeHeader('access-control-max-age', '86400');
+    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+  }
+  res.end();
+}
+
+function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
+  const method = req.getMethod();
+  if (method === 'options') return preflight(res, req, rt);
+  const cors = corsOriginFor(rt, req);
+  const fromPath = pathToken(req.getUrl());
+  if (fromPath === null) return rejectRequest(res, req, rt, Errors.notFound, cors);
+  if (method !== 'post') return rejectRequest(res, req, rt, Errors.methodNotAllowed, cors, undefined, ['allow', 'POST, OPTIONS']);
+
+  const names = rt.names;
+  const fromHeader = req.getHeader(names.token);
+  const fromKey = req.getHeader(names.apiKey);
+  let token = fromPath;
+  for (const t of [fromHeader, fromKey]) {
+    if (t === '') continue;
+    if (token !== '' && t !== token) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'different API tokens in path and headers' });
+    token = t;
+  }
+  if (token === '') return rejectRequest(res, req, rt, Errors.unauthorized, cors, { reason: 'no API token' });
+  const record = rt.tokens.find(token);
+  if (record === null) return rejectRequest(res, req, rt, Errors.unauthorized, cors, { reason: 'unknown API token' });
+  if (!record.active) return rejectRequest(res, req, rt, Errors.forbidden, cors, { token: record.prefix });
+
+  const affinity = req.getHeader(names.affinity);
+  const mode = parseAffinity(affinity);
+  if (mode === MODE_INVALID) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
+  const key = req.getHeader(names.affinityKey) || req.getHeader(names.affinityKeyBare);
+  if (key !== '') {
+    const problem = keyProblem(key);
+    if (problem !== null) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: problem, header: names.affinityKey });
+  }
+
+  if (!isJsonContentType(req.getHeader('content-type'))) return rejectRequest(res, req, rt, Errors.unsupportedMediaType, cors);
+  const cl = req.getHeader('content-length');
+  const expected = cl === '' ? -1 : Number(cl);
+  if (expected > rt.maxBodyBytes) return replyNow(res, rt, Errors.bodyTooLarge, cors, { maxBodyBytes: rt.maxBodyBytes }, true);
+  if (Number.isNaN(expected)) return replyNow(res, rt, Errors.badHeaders, cors, { reason: 'invalid Content-Length' }, true);
+
+  const ex = new Exchange(res, rt, record, cors, mode, mode === MODE_KEY ? key : '', expected);
+  res.onAborted(() => ex.onAborted());
+  res.onData((chunk, isLast) => ex.onChunk(chunk, isLast));
+}
+
+export function attachRpcRoutes(app: TemplatedApp, ref: RuntimeRef): TemplatedApp {
+  return app.any('/*', (res, req) => handle(res, req, ref.rt));
+}

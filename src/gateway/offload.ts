@@ -1,0 +1,91 @@
+// Chooses between inline work and the piscina pool for parsing large bodies and merging large
+// batch answers. Large request bodies are received straight into SharedArrayBuffer memory so
+// the worker reads them without a copy. Thresholds come from `npm run bench -- parse`
+// (see README, "Worker pool threshold").
+
+import { Piscina } from 'piscina';
+import { analyze, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { assembleBatch, type SubOutcome } from '../rpc/batch.js';
+
+export interface OffloadOptions {
+  threads: number;
+  parseThresholdBytes: number;
+  mergeThresholdBytes: number;
+}
+
+export interface Assembled {
+  merged: Buffer | null;
+  answered: boolean;
+}
+
+const WORKER_URL = new URL('../../workers/rpc.js', import.meta.url);
+
+function asBuffer(u: Uint8Array): Buffer {
+  return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+export class Offload {
+  readonly parseThreshold: number;
+  readonly mergeThreshold: number;
+  readonly pool: Piscina | null;
+
+  constructor(opts: OffloadOptions) {
+    this.pool =
+      opts.threads > 0
+        ? new Piscina({ filename: WORKER_URL.href, minThreads: opts.threads, maxThreads: opts.threads, maxQueue: Math.max(4, opts.threads * opts.threads * 4), idleTimeout: 60_000 })
+        : null;
+    this.parseThreshold = this.pool === null ? Infinity : opts.parseThresholdBytes;
+    this.mergeThreshold = this.pool === null ? Infinity : opts.mergeThresholdBytes;
+  }
+
+  offloadParse(size: number): boolean {
+    return size >= this.parseThreshold && this.hasRoom();
+  }
+
+  offloadMerge(size: number): boolean {
+    return size >= this.mergeThreshold && this.hasRoom();
+  }
+
+  /** A full queue means the workers are the bottleneck: do the work inline instead of waiting. */
+  private hasRoom(): boolean {
+    const p = this.pool!;
+    return p.queueSize < p.options.maxQueue;
+  }
+
+  allocShared(n: number): Buffer {
+    return this.pool === null ? Buffer.allocUnsafe(n) : asBuffer(new Uint8Array(new SharedArrayBuffer(n)));
+  }
+
+  concat(parts: Buffer[], total: number): Buffer {
+    if (total < this.parseThreshold) return Buffer.concat(parts, total);
+    const out = this.allocShared(total);
+    let o = 0;
+    for (const p of parts) {
+      out.set(p, o);
+      o += p.length;
+    }
+    return out;
+  }
+
+  analyzeInline(body: Buffer, maxBatch: number): Analysis {
+    return analyze(body, maxBatch);
+  }
+
+  analyze(body: Buffer, maxBatch: number): Promise<Analysis> {
+    return this.pool!.run({ body, maxBatch }, { name: 'analyzeTask' }) as Promise<Analysis>;
+  }
+
+  assembleInline(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): Assembled {
+    return assembleBatch(body, plan, order, outcomes);
+  }
+
+  async assemble(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): Promise<Assembled> {
+    const r = (await this.pool!.run({ body, plan, order, outcomes }, { name: 'assembleTask' })) as Uint8Array | { merged: Uint8Array | null; answered: boolean };
+    if (r instanceof Uint8Array) return { merged: asBuffer(r), answered: true };
+    return { merged: r.merged === null ? null : asBuffer(r.merged), answered: r.answered };
+  }
+
+  async close(): Promise<void> {
+    if (this.pool !== null) await this.pool.destroy();
+  }
+}

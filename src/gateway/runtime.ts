@@ -1,0 +1,58 @@
+// What the HTTP hot path needs, derived once from the config (and swapped on reload), so a
+// request never consults the config object or allocates lookups.
+
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Router } from '../upstream/call.js';
+import type { Offload } from './offload.js';
+import { headerNames, type HeaderNames } from './headers.js';
+import type { TokenTable } from './tokens.js';
+
+export interface Runtime {
+  names: HeaderNames;
+  tokens: TokenTable;
+  router: Router;
+  offload: Offload;
+  log: Logger;
+  maxBodyBytes: number;
+  maxBatch: number;
+  upstreamBatch: number;
+  exposeNode: boolean;
+  /** '*' when any origin is allowed, else the allowed set. */
+  corsAny: boolean;
+  corsOrigins: Set<string>;
+  defaultTimeoutMs: number;
+  methodTimeouts: Map<string, number>;
+  noRetry: Set<string>;
+  /** Requests accepted and not yet answered or aborted. */
+  inflight: number;
+  /** While draining for shutdown, answers carry `Connection: close`. */
+  draining: boolean;
+  onIdle: (() => void) | null;
+}
+
+export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger }): Runtime {
+  return {
+    names: headerNames(config.headers.brand),
+    tokens: parts.tokens,
+    router: parts.router,
+    offload: parts.offload,
+    log: parts.log,
+    maxBodyBytes: config.limits.maxBodyBytes,
+    maxBatch: config.limits.maxBatch,
+    upstreamBatch: config.routing.upstreamBatch,
+    exposeNode: config.exposeNode,
+    corsAny: config.cors.origins.includes('*'),
+    corsOrigins: new Set(config.cors.origins),
+    defaultTimeoutMs: config.limits.upstreamTimeoutMs,
+    methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
+    noRetry: new Set(config.routing.noRetryMethods),
+    inflight: 0,
+    draining: false,
+    onIdle: null,
+  };
+}
+
+export function timeoutFor(rt: Runtime, method: string): number {
+  return rt.methodTimeouts.get(method) ?? rt.defaultTimeoutMs;
+}

@@ -1,0 +1,49 @@
+// Default routing (SPEC §4): healthy non-lagging nodes first, then lagging, then unhealthy;
+// within a tier, power-of-two-choices by weight, scored by EWMA latency × (in-flight + 1).
+
+import type { UpstreamNode } from '../upstream/node.js';
+
+const TIERS = ['healthy', 'lagging', 'unhealthy'] as const;
+
+function eligible(n: UpstreamNode, tier: string, exclude: number): boolean {
+  return n.state === tier && !n.drained && n.weight > 0 && (n.bit & exclude) === 0;
+}
+
+function weightedPick(nodes: readonly UpstreamNode[], tier: string, exclude: number, total: number): UpstreamNode {
+  let r = Math.random() * total;
+  let last: UpstreamNode | null = null;
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i]!;
+    if (!eligible(n, tier, exclude)) continue;
+    last = n;
+    r -= n.weight;
+    if (r < 0) return n;
+  }
+  return last!;
+}
+
+function score(n: UpstreamNode): number {
+  return n.ewmaMs * (n.inflight + 1);
+}
+
+/** Best node not in `exclude` (bitmask of UpstreamNode.bit), or null when none is usable. */
+export function pickNode(nodes: readonly UpstreamNode[], exclude: number): UpstreamNode | null {
+  for (let t = 0; t < TIERS.length; t++) {
+    const tier = TIERS[t]!;
+    let total = 0;
+    let count = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      if (eligible(n, tier, exclude)) {
+        total += n.weight;
+        count++;
+      }
+    }
+    if (count === 0) continue;
+    const a = weightedPick(nodes, tier, exclude, total);
+    if (count === 1) return a;
+    const b = weightedPick(nodes, tier, exclude, total);
+    return score(b) < score(a) ? b : a;
+  }
+  return null;
+}

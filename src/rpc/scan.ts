@@ -1,0 +1,145 @@
+// Span finding over raw JSON bytes. Callers validate the text first (JSON.parse or a
+// node's own output); these functions only locate values so that ids and results can be
+// spliced byte-for-byte, never decoded and re-encoded (u64 values and 20-digit ids survive).
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+
+export function isWs(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+export function skipWs(buf: Uint8Array, i: number, end: number): number {
+  while (i < end && isWs(buf[i]!)) i++;
+  return i;
+}
+
+/** Index just past the closing quote of the string whose opening quote is at `i`. */
+export function skipString(buf: Buffer, i: number, end: number): number {
+  let j = i + 1;
+  for (;;) {
+    const q = buf.indexOf(QUOTE, j);
+    if (q < 0 || q >= end) return end;
+    // An escaped quote has an odd run of backslashes before it.
+    let b = q - 1;
+    while (b > i && buf[b] === BACKSLASH) b--;
+    if ((q - 1 - b) % 2 === 0) return q + 1;
+    j = q + 1;
+  }
+}
+
+/** Index just past the JSON value that starts at `i` (no leading whitespace). */
+export function skipValue(buf: Buffer, i: number, end: number): number {
+  const c = buf[i];
+  if (c === QUOTE) return skipString(buf, i, end);
+  if (c === LBRACE || c === LBRACKET) {
+    let depth = 0;
+    let j = i;
+    while (j < end) {
+      const d = buf[j]!;
+      if (d === QUOTE) {
+        j = skipString(buf, j, end);
+        continue;
+      }
+      if (d === LBRACE || d === LBRACKET) depth++;
+      else if (d === RBRACE || d === RBRACKET) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+      j++;
+    }
+    return end;
+  }
+  let j = i;
+  while (j < end) {
+    const d = buf[j]!;
+    if (d === COMMA || d === RBRACE || d === RBRACKET || isWs(d)) break;
+    j++;
+  }
+  return j;
+}
+
+/** Start and end of the outermost value, trimmed of whitespace; [0,0] when empty. */
+export function trimmedSpan(buf: Buffer): [number, number] {
+  let s = 0;
+  let e = buf.length;
+  while (s < e && isWs(buf[s]!)) s++;
+  while (e > s && isWs(buf[e - 1]!)) e--;
+  return [s, e];
+}
+
+/**
+ * Pushes [start, end) pairs of each element of the array spanning [start, end) (the
+ * brackets included) into `out`; returns the number of elements.
+ */
+export function arrayElements(buf: Buffer, start: number, end: number, out: number[]): number {
+  let i = skipWs(buf, start + 1, end);
+  let n = 0;
+  if (buf[i] === RBRACKET) return 0;
+  while (i < end) {
+    const e = skipValue(buf, i, end);
+    out.push(i, e);
+    n++;
+    i = skipWs(buf, e, end);
+    if (buf[i] !== COMMA) break;
+    i = skipWs(buf, i + 1, end);
+  }
+  return n;
+}
+
+/**
+ * Span of the value of top-level member `key` (given as the raw bytes of its quoted name,
+ * e.g. Buffer.from('"id"')) of the object spanning [start, end); -1 start when absent.
+ * Writes into out[0], out[1] to avoid allocating.
+ */
+export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer, out: Int32Array): boolean {
+  let i = skipWs(buf, start + 1, end);
+  while (i < end && buf[i] === QUOTE) {
+    const keyEnd = skipString(buf, i, end);
+    const isKey = keyEnd - i === key.length && buf.compare(key, 0, key.length, i, keyEnd) === 0;
+    i = skipWs(buf, keyEnd, end);
+    if (buf[i] !== COLON) break;
+    i = skipWs(buf, i + 1, end);
+    const ve = skipValue(buf, i, end);
+    if (isKey) {
+      out[0] = i;
+      out[1] = ve;
+      return true;
+    }
+    i = skipWs(buf, ve, end);
+    if (buf[i] !== COMMA) break;
+    i = skipWs(buf, i + 1, end);
+  }
+  out[0] = -1;
+  out[1] = -1;
+  return false;
+}
+
+export const ID_KEY = Buffer.from('"id"');
+
+/** Raw bytes of a single request's `id` (as text), or null when absent. */
+export function rawIdOf(body: Buffer): string | null {
+  const [s, e] = trimmedSpan(body);
+  if (body[s] !== LBRACE) return null;
+  const span = new Int32Array(2);
+  if (!memberSpan(body, s, e, ID_KEY, span)) return null;
+  return body.toString('utf8', span[0], span[1]);
+}
+
+/** Parses a non-negative decimal integer from raw bytes; -1 when it is not one. */
+export function parseSmallUint(buf: Buffer, s: number, e: number): number {
+  if (s >= e || e - s > 9) return -1;
+  let v = 0;
+  for (let i = s; i < e; i++) {
+    const d = buf[i]! - 0x30;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}

@@ -1,0 +1,119 @@
+// Active health probes (SPEC §4): every interval each node is asked whether it is healthy and
+// at which slot (Solana: getHealth + getSlot; EVM: eth_blockNumber). A node more than
+// maxSlotLag behind the best is lagging. Ejected nodes are probed only once their backoff
+// has passed (half-open); one good probe readmits them.
+
+import type { UpstreamNode } from './node.js';
+
+export interface HealthOptions {
+  chain: 'solana' | 'evm';
+  intervalMs: number;
+  maxSlotLag: number;
+  timeoutMs: number;
+}
+
+interface ProbeResult {
+  ok: boolean;
+  slot: number;
+  reason: string;
+}
+
+const PROBE_HEADERS = { 'content-type': 'application/json' };
+const GET_HEALTH = '{"jsonrpc":"2.0","id":1,"method":"getHealth"}';
+const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
+const ETH_BLOCK_NUMBER = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
+
+async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<{ result?: unknown; error?: { message?: string } }> {
+  const res = await node.pool.request({
+    path: node.path,
+    method: 'POST',
+    headers: PROBE_HEADERS,
+    body,
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error('HTTP ' + res.statusCode);
+  return JSON.parse(text) as { result?: unknown; error?: { message?: string } };
+}
+
+export async function probe(node: UpstreamNode, opts: HealthOptions): Promise<ProbeResult> {
+  try {
+    if (opts.chain === 'evm') {
+      const r = await rpc(node, ETH_BLOCK_NUMBER, opts.timeoutMs);
+      if (typeof r.result !== 'string') return { ok: false, slot: -1, reason: r.error?.message ?? 'no block number' };
+      return { ok: true, slot: Number.parseInt(r.result, 16), reason: '' };
+    }
+    const [health, slot] = await Promise.all([rpc(node, GET_HEALTH, opts.timeoutMs), rpc(node, GET_SLOT, opts.timeoutMs)]);
+    if (health.result !== 'ok') return { ok: false, slot: -1, reason: health.error?.message ?? 'getHealth not ok' };
+    if (typeof slot.result !== 'number') return { ok: false, slot: -1, reason: slot.error?.message ?? 'no slot' };
+    return { ok: true, slot: slot.result, reason: '' };
+  } catch (err) {
+    return { ok: false, slot: -1, reason: (err as Error).message };
+  }
+}
+
+export interface HealthEvents {
+  stateChanged(node: UpstreamNode, from: string, reason: string): void;
+}
+
+export class HealthChecker {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly nodes: () => readonly UpstreamNode[],
+    private readonly opts: HealthOptions,
+    private readonly events: HealthEvents,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.round().finally(() => this.schedule());
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /** One probe of every node that is due; resolves when all answered or timed out. */
+  async round(): Promise<void> {
+    const nodes = this.nodes();
+    const now = Date.now();
+    const due = nodes.filter((n) => !n.probing && (n.state !== 'ejected' || now >= n.ejectedUntil));
+    for (const n of due) n.probing = true;
+    const results = await Promise.all(due.map((n) => probe(n, this.opts)));
+    let best = -1;
+    for (const n of nodes) if (n.slot > best && n.state !== 'ejected' && n.state !== 'unhealthy') best = n.slot;
+    for (let i = 0; i < due.length; i++) {
+      const r = results[i]!;
+      if (r.ok && r.slot > best) best = r.slot;
+    }
+    for (let i = 0; i < due.length; i++) {
+      const node = due[i]!;
+      const r = results[i]!;
+      node.probing = false;
+      const before = node.state;
+      if (!r.ok) {
+        node.lastError = r.reason;
+        if (before === 'ejected') node.eject(Date.now());
+        else node.state = 'unhealthy';
+      } else {
+        node.slot = r.slot;
+        if (before === 'ejected') node.readmit();
+        else if (before === 'healthy' || before === 'lagging') node.resetBackoff();
+        node.state = best - r.slot > this.opts.maxSlotLag ? 'lagging' : 'healthy';
+      }
+      if (node.state !== before) this.events.stateChanged(node, before, r.reason);
+    }
+  }
+}

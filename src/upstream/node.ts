@@ -1,0 +1,119 @@
+// One upstream node: its keep-alive pool and the live state routing reads. Every field is
+// set in the constructor so the object keeps one shape.
+
+import { Pool } from 'undici';
+
+export type NodeStateName = 'healthy' | 'lagging' | 'unhealthy' | 'ejected';
+
+export interface NodeSpec {
+  id: string;
+  url: string;
+  ws?: string | undefined;
+  weight: number;
+  labels?: Record<string, string> | undefined;
+}
+
+export interface EjectPolicy {
+  ejectAfterFailures: number;
+  ejectBackoffMs: number;
+  ejectBackoffMaxMs: number;
+}
+
+const EWMA_ALPHA = 0.2;
+
+export class UpstreamNode {
+  readonly id: string;
+  readonly url: string;
+  readonly origin: string;
+  readonly path: string;
+  /** Bit used in a request's tried-nodes mask (nodes past 31 share bit 31). */
+  readonly bit: number;
+  readonly pool: Pool;
+  weight: number;
+  drained: boolean;
+  state: NodeStateName;
+  slot: number;
+  inflight: number;
+  ewmaMs: number;
+  consecutiveFailures: number;
+  ejectedUntil: number;
+  backoffMs: number;
+  probing: boolean;
+  lastError: string | null;
+  requests: number;
+  failures: number;
+
+  constructor(spec: NodeSpec, index: number, private readonly policy: EjectPolicy, connectTimeoutMs: number) {
+    const u = new URL(spec.url);
+    this.id = spec.id;
+    this.url = spec.url;
+    this.origin = u.origin;
+    this.path = (u.pathname || '/') + u.search;
+    this.bit = 1 << Math.min(index, 31);
+    this.pool = new Pool(this.origin, {
+      connections: 256,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      // Per-attempt deadlines are ours (per method); undici's own would cut long calls.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connectTimeout: connectTimeoutMs,
+    });
+    this.weight = spec.weight;
+    this.drained = spec.weight === 0;
+    this.state = 'healthy';
+    this.slot = -1;
+    this.inflight = 0;
+    this.ewmaMs = 1;
+    this.consecutiveFailures = 0;
+    this.ejectedUntil = 0;
+    this.backoffMs = policy.ejectBackoffMs;
+    this.probing = false;
+    this.lastError = null;
+    this.requests = 0;
+    this.failures = 0;
+  }
+
+  /** Eligible for new traffic at all (operator view). */
+  routable(): boolean {
+    return !this.drained && this.weight > 0 && this.state !== 'ejected';
+  }
+
+  recordSuccess(ms: number): void {
+    this.ewmaMs += EWMA_ALPHA * (ms - this.ewmaMs);
+    this.consecutiveFailures = 0;
+  }
+
+  /** A live-traffic failure; ejects the node after too many in a row. */
+  recordFailure(reason: string, now: number): void {
+    this.failures++;
+    this.lastError = reason;
+    if (++this.consecutiveFailures >= this.policy.ejectAfterFailures && this.state !== 'ejected') this.eject(now);
+  }
+
+  eject(now: number): void {
+    this.state = 'ejected';
+    this.ejectedUntil = now + this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.policy.ejectBackoffMaxMs);
+  }
+
+  /** A successful probe of an ejected node (half-open) lets traffic back in. */
+  readmit(): void {
+    this.consecutiveFailures = 0;
+    this.state = 'healthy';
+  }
+
+  /** A node that stayed healthy for a whole probe interval earns its short backoff back. */
+  resetBackoff(): void {
+    this.backoffMs = this.policy.ejectBackoffMs;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
