@@ -1,0 +1,67 @@
+// THE only place config defaults live (STYLE.md §4). The loader deep-merges these under the
+// operator's values (arrays replace, never merge); the JSON Schema for editors reads its
+// `default`s from here too. README's config table documents the same values.
+
+import type { Config, NodeConfig, TokenConfig } from './schema.js';
+
+type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+function deepFreeze<T>(value: T): DeepReadonly<T> {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value as DeepReadonly<T>;
+}
+
+export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
+  chain: 'solana',
+  rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900 },
+  console: { host: '127.0.0.1', port: 8080, registration: 'open' },
+  admin: { host: '127.0.0.1', port: 9464, token: '' },
+  store: { url: 'sqlite://./data/jumpgate.db' },
+  headers: { brand: 'Service' },
+  exposeNode: true,
+  cors: { origins: ['*'] },
+  trustedProxies: [],
+  nodes: [],
+  tokens: [],
+  limits: { maxBodyBytes: 1048576, maxBatch: 1000, upstreamTimeoutMs: 30000, methodTimeoutMs: {} },
+  routing: {
+    upstreamBatch: 50,
+    maxAttempts: 3,
+    autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'sendTransaction', 'simulateTransaction'],
+    noRetryMethods: [],
+  },
+  affinity: { seed: 0, keyRate: 100, keyBurst: 200 },
+  health: {
+    intervalMs: 1000,
+    maxSlotLag: 32,
+    timeoutMs: 2000,
+    ejectAfterFailures: 3,
+    ejectBackoffMs: 1000,
+    ejectBackoffMaxMs: 30000,
+  },
+  ws: {
+    maxSubscriptionsPerConnection: 100,
+    maxConnectionsPerToken: 100,
+    maxMessageBytes: 65536,
+    maxBufferedBytes: 1048576,
+    idleTimeoutSec: 120,
+  },
+  workers: { threads: 1, parseThresholdBytes: 262144, mergeThresholdBytes: 262144 },
+  log: { level: 'info' },
+});
+
+/** Per-entry defaults for list items (`nodes[*]`, `tokens[*]`); required fields have none. */
+export const ENTRY_DEFAULTS: {
+  readonly nodes: DeepReadonly<Partial<NodeConfig>>;
+  readonly tokens: DeepReadonly<Partial<TokenConfig>>;
+} = deepFreeze({
+  nodes: { weight: 1 },
+  tokens: { active: true },
+});

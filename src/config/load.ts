@@ -1,0 +1,224 @@
+// Config loading (STYLE.md §4): load YAML → expand env → reject unknown keys → defaults from
+// defaults.ts → validate. Every failure is a ConfigError whose lines each name the field's
+// path and what was expected.
+
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { DEFAULTS, ENTRY_DEFAULTS } from './defaults.js';
+import { coerce, expandEnv, pathKey, protectRefs, type Path } from './env.js';
+import { ConfigSchema, type Config } from './schema.js';
+
+export class ConfigError extends Error {
+  readonly code = 'JG_CONFIG';
+  /** One entry per problem, without the `config: ` prefix. */
+  readonly problems: readonly string[];
+  /** The file (or other source) the config came from, when known. */
+  readonly source: string | undefined;
+
+  constructor(problems: readonly string[], source?: string) {
+    super(problems.map((p) => `config: ${p}`).join('\n'));
+    this.name = 'ConfigError';
+    this.problems = problems;
+    this.source = source;
+  }
+}
+
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError([e.code === 'ENOENT' ? `file not found: ${path}` : `cannot read ${path}: ${e.message}`], path);
+  }
+  return parseConfig(text, env, path);
+}
+
+export function parseConfig(yamlText: string, env: NodeJS.ProcessEnv = process.env, source?: string): Config {
+  const doc = YAML.parseDocument(protectRefs(yamlText), { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const where = source === undefined ? '' : ` in ${source}`;
+    throw new ConfigError(
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        const at = pos === undefined ? '' : ` at line ${pos.line}, column ${pos.col}`;
+        const what = (e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+        return `invalid YAML${where}${at}: ${what}`;
+      }),
+      source,
+    );
+  }
+  let tree: unknown;
+  try {
+    tree = doc.toJS(); // throws on alias bombs (more than 100 aliases)
+  } catch (err) {
+    throw new ConfigError([`invalid YAML${source === undefined ? '' : ` in ${source}`}: ${(err as Error).message}`], source);
+  }
+  return resolve(tree, env, source);
+}
+
+/** Same rules as a file, for an object built in code (tests, demo mode). */
+export function resolveConfig(partial: unknown, env: NodeJS.ProcessEnv = process.env): Config {
+  return resolve(partial, env, undefined);
+}
+
+function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefined): Config {
+  if (input === null || input === undefined) input = {};
+  if (!isMapping(input)) throw new ConfigError([`expected a mapping at top level, got ${describe(input, false)}`], source);
+
+  const { value: tree, fromEnv, problems: envProblems } = expandEnv(input, env);
+  const problems = envProblems.map((p) => `${fieldName(p.path)}: ${p.message}`);
+  unknownKeys(tree, ConfigSchema, [], problems);
+  if (problems.length > 0) throw new ConfigError(problems, source);
+
+  const merged = withDefaults(DEFAULTS, tree) as Record<string, unknown>;
+  for (const list of ['nodes', 'tokens'] as const) {
+    const entries = merged[list];
+    if (Array.isArray(entries)) merged[list] = entries.map((e) => (isMapping(e) ? withDefaults(ENTRY_DEFAULTS[list], e) : e));
+  }
+
+  let result = ConfigSchema.safeParse(merged, { reportInput: true });
+  // Strings that came from `${ENV}` become numbers/booleans where the schema wants one.
+  if (!result.success && fromEnv.size > 0) {
+    let coerced = false;
+    for (const issue of result.error.issues) {
+      if (issue.code !== 'invalid_type' || typeof issue.input !== 'string' || !fromEnv.has(pathKey(issue.path as Path))) continue;
+      const v = coerce(issue.input, issue.expected);
+      if (v === undefined) continue;
+      setAt(merged, issue.path as Path, v);
+      coerced = true;
+    }
+    if (coerced) result = ConfigSchema.safeParse(merged, { reportInput: true });
+  }
+  if (result.success) return result.data;
+
+  const lines = result.error.issues.flatMap((issue) => formatIssue(issue, fromEnv));
+  throw new ConfigError([...new Set(lines)], source);
+}
+
+// ----------------------------------------------------------------------------------------------
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Defaults under the user's values: mappings merge, anything else (arrays too) replaces; a null
+ * value counts as not given. Always returns fresh objects (DEFAULTS is frozen). */
+function withDefaults(defaults: unknown, user: unknown): unknown {
+  if (user === undefined || user === null) return structuredClone(defaults);
+  if (!isMapping(defaults) || !isMapping(user)) return user;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(defaults)) out[k] = withDefaults(defaults[k], Object.hasOwn(user, k) ? user[k] : undefined);
+  for (const [k, v] of Object.entries(user)) {
+    if (!Object.hasOwn(defaults, k) && v !== null) out[k] = v;
+  }
+  return out;
+}
+
+function setAt(root: unknown, path: Path, value: unknown): void {
+  let node = root as Record<string | number, unknown>;
+  for (let i = 0; i < path.length - 1; i++) node = node[path[i] as string | number] as Record<string | number, unknown>;
+  node[path[path.length - 1] as string | number] = value;
+}
+
+/** Walks the value along the schema; every key the schema doesn't know is a problem. */
+function unknownKeys(value: unknown, schema: unknown, path: Path, problems: string[]): void {
+  if (schema instanceof z.ZodOptional) schema = schema.unwrap();
+  if (schema instanceof z.ZodObject && isMapping(value)) {
+    const shape = schema.shape as Record<string, unknown>;
+    const known = Object.keys(shape);
+    for (const [k, v] of Object.entries(value)) {
+      if (Object.hasOwn(shape, k)) {
+        unknownKeys(v, shape[k], [...path, k], problems);
+        continue;
+      }
+      const near = closest(k, known);
+      const hint = near === undefined ? `; known keys: ${known.join(', ')}` : ` (did you mean "${near}"?)`;
+      problems.push(
+        path.length === 0 ? `unknown key ${JSON.stringify(k)} at top level${hint}` : `${fieldName(path)}: unknown key ${JSON.stringify(k)}${hint}`,
+      );
+    }
+  } else if (schema instanceof z.ZodArray && Array.isArray(value)) {
+    value.forEach((v, i) => unknownKeys(v, schema.element, [...path, i], problems));
+  } else if (schema instanceof z.ZodRecord && isMapping(value)) {
+    for (const [k, v] of Object.entries(value)) unknownKeys(v, schema.valueType, [...path, k], problems);
+  }
+}
+
+/** The known key nearest to `key` (case-insensitive, adjacent swaps count 1), if near enough. */
+export function closest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Math.min(3, Math.max(1, Math.floor(key.length / 3)));
+  for (const k of known) {
+    const d = distance(key.toLowerCase(), k.toLowerCase());
+    if (d <= bestD) {
+      best = k;
+      bestD = d - 1;
+      if (d === 0) break;
+    }
+  }
+  return best;
+}
+
+/** Optimal-string-alignment edit distance. */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    const row = d[i] as number[];
+    const prev = d[i - 1] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = v;
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** `nodes[1].weight`, `limits.methodTimeoutMs["getBlock"]` for keys that aren't identifiers. */
+export function fieldName(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const p of path) {
+    if (typeof p === 'number') s += `[${p}]`;
+    else if (typeof p === 'string' && IDENT.test(p)) s += s === '' ? p : `.${p}`;
+    else s += `[${JSON.stringify(String(p))}]`;
+  }
+  return s === '' ? '(top level)' : s;
+}
+
+/** Token values never appear in messages. */
+const isSecret = (path: readonly PropertyKey[]): boolean => path[path.length - 1] === 'token';
+
+function describe(v: unknown, secret: boolean): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null (an empty value)';
+  if (typeof v === 'string') {
+    if (secret) return v === '' ? 'an empty string' : `a ${v.length}-character string`;
+    return JSON.stringify(v.length > 80 ? v.slice(0, 77) + '...' : v);
+  }
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  return String(v);
+}
+
+function formatIssue(issue: z.core.$ZodIssue, fromEnv: Map<string, string[]>): string[] {
+  const where = fieldName(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    // unknownKeys() reports these first; kept as a safety net.
+    return issue.keys.map((k) => `${where}: unknown key ${JSON.stringify(k)}`);
+  }
+  if (issue.code === 'invalid_key') {
+    const inner = issue.issues[0]?.message ?? 'a valid key';
+    return [`${where}: invalid key, ${inner.startsWith('expected ') ? inner : `expected ${inner}`}`];
+  }
+  if (!issue.message.startsWith('expected ')) return [`${where}: ${issue.message}`];
+  if (issue.code === 'invalid_type' && issue.input === undefined) return [`${where}: missing, ${issue.message}`];
+  const vars = fromEnv.get(pathKey(issue.path as Path));
+  const origin = vars === undefined ? '' : ` (from ${vars.map((n) => `\${${n}}`).join(', ')})`;
+  return [`${where}: ${issue.message}, got ${describe(issue.input, isSecret(issue.path))}${origin}`];
+}

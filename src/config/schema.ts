@@ -1,0 +1,265 @@
+// The config file's shape (SPEC §6.1 names are the contract). Every object is strict, every
+// field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
+// fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
+// the field path and what was found.
+
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { DEFAULTS, ENTRY_DEFAULTS } from './defaults.js';
+
+const expected = (what: string) => ({ error: `expected ${what}` });
+
+function int(min: number, max?: number) {
+  const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
+  const n = z.number(e).int(e).min(min, e);
+  return max === undefined ? n : n.max(max, e);
+}
+
+const port = (what: string) => int(0, 65535).meta({ description: what });
+
+/** A string; `re` also lands in the JSON Schema as `pattern`, `test` (a refinement) does not. */
+function str(what: string, re?: RegExp, test?: (s: string) => boolean) {
+  const e = expected(what);
+  const s = re === undefined ? z.string(e) : z.string(e).regex(re, e);
+  return test === undefined ? s : s.refine(test, e);
+}
+
+const strList = (what: string) => z.array(str(what), expected(`a list of ${what}s`));
+
+function obj<S extends z.core.$ZodLooseShape>(shape: S, description?: string) {
+  const o = z.strictObject(shape, expected('a mapping'));
+  return description === undefined ? o : o.meta({ description });
+}
+
+function urlWith(protocols: readonly string[]) {
+  return (s: string): boolean => {
+    let u: URL;
+    try {
+      u = new URL(s);
+    } catch {
+      return false;
+    }
+    return protocols.includes(u.protocol) && u.hostname !== '';
+  };
+}
+
+/** An IPv4/IPv6 address, optionally with a /prefix (a bare address means /32 or /128). */
+export function isCidr(s: string): boolean {
+  const slash = s.indexOf('/');
+  const addr = slash === -1 ? s : s.slice(0, slash);
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const prefix = s.slice(slash + 1);
+  if (!/^(0|[1-9][0-9]{0,2})$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
+export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+export const TOKEN_RE = /^[A-Za-z0-9_-]{16,}$/;
+const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+const STORE_URL_RE = /^(sqlite|postgres|postgresql):\/\//;
+
+const method = str('a JSON-RPC method name', METHOD_RE);
+const methodList = z.array(method, expected('a list of JSON-RPC method names'));
+
+const NodeSchema = obj({
+  id: str('an id of 1-64 characters from [A-Za-z0-9._-]', NODE_ID_RE),
+  url: str('an http:// or https:// URL', /^https?:\/\//i, urlWith(['http:', 'https:'])),
+  ws: str('a ws:// or wss:// URL', /^wss?:\/\//i, urlWith(['ws:', 'wss:'])).optional(),
+  weight: z.number(expected('a number >= 0')).min(0, expected('a number >= 0')),
+  labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).optional(),
+});
+
+const TokenSchema = obj({
+  token: str('at least 16 characters from [A-Za-z0-9_-]', TOKEN_RE),
+  stack: str('a stack name', /./),
+  active: z.boolean(expected('true or false')),
+});
+
+/** Issue on the second of two list entries sharing `key`; names the first one's index. Runs even
+ * when other fields of the entries are invalid, so duplicates show up with everything else. */
+function unique(list: string, key: string, what: string, secret = false) {
+  const check = (entries: unknown[], ctx: z.RefinementCtx<unknown[]>): void => {
+    const seen = new Map<string, number>();
+    entries.forEach((entry, i) => {
+      const v = entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)[key] : undefined;
+      if (typeof v !== 'string') return;
+      const first = seen.get(v);
+      if (first === undefined) {
+        seen.set(v, i);
+        return;
+      }
+      const shown = secret ? '' : ` ${JSON.stringify(v)}`;
+      ctx.addIssue({ code: 'custom', path: [i, key], message: `duplicate ${what}${shown} (already used by ${list}[${first}])`, input: v });
+    });
+  };
+  return [check, { when: (payload: { value: unknown }) => Array.isArray(payload.value) }] as const;
+}
+
+export const ConfigSchema = obj({
+  chain: z.enum(['solana', 'evm'], expected('one of solana, evm')).meta({ description: 'Chain family; selects health probes' }),
+  rpc: obj(
+    {
+      host: str('a host name or address'),
+      port: port('Public JSON-RPC port (HTTP and WS)'),
+      wsPort: port('Extra WS-only port; 0 = none'),
+    },
+    'Public RPC listener',
+  ),
+  console: obj(
+    {
+      host: str('a host name or address'),
+      port: port('Console port; 0 = console off'),
+      registration: z.enum(['open', 'closed'], expected('one of open, closed')),
+    },
+    'Account console listener',
+  ),
+  admin: obj(
+    {
+      host: str('a host name or address'),
+      port: port('Admin/metrics port; 0 = off'),
+      token: str('a string').meta({ description: "Bearer token; '' = admin API refuses all but /healthz" }),
+    },
+    'Admin API listener',
+  ),
+  store: obj({
+    url: str('a sqlite://, postgres:// or postgresql:// URL', STORE_URL_RE),
+  }),
+  headers: obj({
+    brand: str('a header-name word like "Service" or "My-Brand" ([A-Za-z0-9] words joined by "-")', BRAND_RE),
+  }),
+  exposeNode: z.boolean(expected('true or false')).meta({ description: 'Send the serving node id in a response header' }),
+  cors: obj({ origins: strList('origin') }),
+  trustedProxies: z
+    .array(str('a CIDR like 10.0.0.0/8 or ::1/128, or a bare IP address', undefined, isCidr), expected('a list of CIDRs'))
+    .meta({ description: "CIDRs whose X-Forwarded-For is believed" }),
+  nodes: z.array(NodeSchema, expected('a list of nodes')).superRefine(...unique('nodes', 'id', 'node id')),
+  tokens: z
+    .array(TokenSchema, expected('a list of tokens'))
+    .superRefine(...unique('tokens', 'token', 'token', true))
+    .meta({ description: 'Static tokens (bootstrap and tests)' }),
+  limits: obj({
+    maxBodyBytes: int(1024),
+    maxBatch: int(1),
+    upstreamTimeoutMs: int(1),
+    methodTimeoutMs: z.record(method, int(1), expected('a mapping of method name to milliseconds')),
+  }),
+  routing: obj({
+    upstreamBatch: int(1),
+    maxAttempts: int(1, 10),
+    autoAffinityMethods: methodList,
+    noRetryMethods: methodList,
+  }),
+  affinity: obj({
+    seed: int(0),
+    keyRate: z.number(expected('a number > 0')).gt(0, expected('a number > 0')),
+    keyBurst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
+  }),
+  health: obj({
+    intervalMs: int(50),
+    maxSlotLag: int(0),
+    timeoutMs: int(1),
+    ejectAfterFailures: int(1),
+    ejectBackoffMs: int(1),
+    ejectBackoffMaxMs: int(1),
+  }).superRefine((h, ctx) => {
+    if (h.ejectBackoffMaxMs < h.ejectBackoffMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ejectBackoffMaxMs'],
+        message: `expected an integer >= health.ejectBackoffMs (${h.ejectBackoffMs})`,
+        input: h.ejectBackoffMaxMs,
+      });
+    }
+  }),
+  ws: obj({
+    maxSubscriptionsPerConnection: int(1),
+    maxConnectionsPerToken: int(1),
+    maxMessageBytes: int(128),
+    maxBufferedBytes: int(1024),
+    idleTimeoutSec: int(8),
+  }),
+  workers: obj({
+    threads: int(0, 64).meta({ description: '0 = never use the worker pool' }),
+    parseThresholdBytes: int(0),
+    mergeThresholdBytes: int(0),
+  }),
+  log: obj({
+    level: z.enum(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      expected('one of fatal, error, warn, info, debug, trace, silent'),
+    ),
+  }),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type NodeConfig = z.infer<typeof NodeSchema>;
+export type TokenConfig = z.infer<typeof TokenSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// JSON Schema for editors: the zod schema, plus `default`s from defaults.ts (so defaulted keys
+// are not `required`), plus "or a ${ENV} reference" on every scalar.
+
+type Json = Record<string, unknown>;
+
+const ENV_REF: Json = { $ref: '#/$defs/envRef' };
+const ENV_REF_DEF: Json = {
+  type: 'string',
+  pattern: '\\$\\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\\}',
+  description: 'An environment reference: ${NAME} or ${NAME:-default}',
+};
+
+const isJson = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function addDefaults(node: Json, defaults: unknown): void {
+  const props = node['properties'];
+  if (!isJson(props) || !isJson(defaults)) return;
+  const required = Array.isArray(node['required']) ? (node['required'] as string[]) : [];
+  for (const [key, sub] of Object.entries(props)) {
+    const d = defaults[key];
+    if (d === undefined || !isJson(sub)) continue;
+    sub['default'] = d;
+    const i = required.indexOf(key);
+    if (i !== -1) required.splice(i, 1);
+    addDefaults(sub, d);
+  }
+  if (required.length === 0) delete node['required'];
+}
+
+/** Leaves (not object/array) become `anyOf: [leaf, ENV_REF]`; drops zod's safe-int bounds. */
+function withEnvRefs(node: Json): Json {
+  if (node['maximum'] === Number.MAX_SAFE_INTEGER) delete node['maximum'];
+  if (node['minimum'] === Number.MIN_SAFE_INTEGER) delete node['minimum'];
+  if (node['type'] === 'object' || node['type'] === 'array') {
+    const props = node['properties'];
+    if (isJson(props)) for (const k of Object.keys(props)) props[k] = withEnvRefs(props[k] as Json);
+    if (isJson(node['items'])) node['items'] = withEnvRefs(node['items']);
+    if (isJson(node['additionalProperties'])) node['additionalProperties'] = withEnvRefs(node['additionalProperties']);
+    return node;
+  }
+  const { default: dflt, description, ...leaf } = node;
+  const out: Json = { anyOf: [leaf, ENV_REF] };
+  if (description !== undefined) out['description'] = description;
+  if (dflt !== undefined) out['default'] = dflt;
+  return out;
+}
+
+export function configJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(ConfigSchema, { target: 'draft-2020-12' }) as Json;
+  addDefaults(schema, DEFAULTS);
+  const props = schema['properties'] as Json;
+  for (const list of ['nodes', 'tokens'] as const) {
+    addDefaults((props[list] as Json)['items'] as Json, ENTRY_DEFAULTS[list]);
+  }
+  withEnvRefs(schema);
+  const { $schema, ...rest } = schema;
+  return {
+    $schema,
+    title: 'jumpgate config',
+    description: 'jumpgate gateway config file (YAML). Every key is optional; unknown keys are rejected.',
+    ...rest,
+    $defs: { envRef: ENV_REF_DEF },
+  };
+}
