@@ -1,0 +1,101 @@
+// Knobs are set from three places (startSim, POST /sim/control, the CLI), so validation
+// lives here once and its errors name the knob.
+
+export type FailMode = 'http500' | 'rpc-error' | 'mixed';
+
+export interface SimKnobs {
+  /** The slot advances every slotMs. */
+  slotMs: number;
+  /** Slots behind the true slot. */
+  lag: number;
+  /** Uniform random added latency; [0,0] answers synchronously. */
+  latencyMs: [number, number];
+  /** Fraction of requests that fail (per failMode). */
+  failRate: number;
+  /** rpc-error: HTTP 200 with Solana's -32005; mixed: half each. */
+  failMode: FailMode;
+  /** Fraction of requests accepted and never answered. */
+  stallRate: number;
+  /** Fraction of requests whose connection is closed without a response. */
+  dropRate: number;
+  /** getHealth answers Solana's -32005 "Node is unhealthy". */
+  unhealthy: boolean;
+}
+
+export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
+  slotMs: 400,
+  lag: 0,
+  latencyMs: [0, 0] as [number, number],
+  failRate: 0,
+  failMode: 'mixed' as FailMode,
+  stallRate: 0,
+  dropRate: 0,
+  unhealthy: false,
+});
+
+export const KNOB_NAMES = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];
+const FAIL_MODES: readonly string[] = ['http500', 'rpc-error', 'mixed'];
+
+export class KnobError extends Error {
+  constructor(
+    readonly knob: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function rate(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new KnobError(name, `${name} must be a number from 0 to 1`);
+  return v;
+}
+
+function uint(name: string, v: unknown, min: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
+    throw new KnobError(name, `${name} must be an integer >= ${min}`);
+  }
+  return v;
+}
+
+/** Checks a partial knob object (undefined members are ignored); throws KnobError. */
+export function checkKnobs(input: unknown): Partial<SimKnobs> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new KnobError('', 'knobs must be a JSON object');
+  }
+  const out: Partial<SimKnobs> = {};
+  for (const [k, v] of Object.entries(input)) {
+    if (v === undefined) continue;
+    switch (k) {
+      case 'slotMs':
+        out.slotMs = uint(k, v, 1);
+        break;
+      case 'lag':
+        out.lag = uint(k, v, 0);
+        break;
+      case 'latencyMs': {
+        const ok = Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && x >= 0 && Number.isFinite(x));
+        if (!ok || v[0] > v[1]) throw new KnobError(k, 'latencyMs must be [min, max] with 0 <= min <= max');
+        out.latencyMs = [v[0], v[1]];
+        break;
+      }
+      case 'failRate':
+      case 'stallRate':
+      case 'dropRate':
+        out[k] = rate(k, v);
+        break;
+      case 'failMode':
+        if (typeof v !== 'string' || !FAIL_MODES.includes(v)) {
+          throw new KnobError(k, `failMode must be one of ${FAIL_MODES.join(', ')}`);
+        }
+        out.failMode = v as FailMode;
+        break;
+      case 'unhealthy':
+        if (typeof v !== 'boolean') throw new KnobError(k, 'unhealthy must be true or false');
+        out.unhealthy = v;
+        break;
+      default:
+        throw new KnobError(k, `unknown knob ${k}`);
+    }
+  }
+  return out;
+}

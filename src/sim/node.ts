@@ -1,0 +1,249 @@
+// The simulated Solana node's HTTP server. It is the upstream in benchmarks, so the hot
+// path avoids per-request allocation beyond the body view and the response string.
+
+import * as uWS from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { trueSlot } from './chain.js';
+import { respond, type Exec } from './envelope.js';
+import { checkKnobs, DEFAULT_KNOBS, KNOB_NAMES, type SimKnobs } from './knobs.js';
+import { callMethod, MethodEnv, unhealthyError } from './methods.js';
+
+export type { FailMode, SimKnobs } from './knobs.js';
+export { KnobError } from './knobs.js';
+export { blockHeightOf, blockhashOf, rootOf, trueSlot } from './chain.js';
+
+export interface SimOptions extends Partial<SimKnobs> {
+  id: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface SimStats {
+  /** HTTP requests to the RPC endpoint. */
+  requests: number;
+  /** JSON-RPC calls, batch elements included. */
+  calls: number;
+  byMethod: Map<string, number>;
+}
+
+export interface SimNode {
+  readonly id: string;
+  readonly port: number;
+  readonly url: string;
+  /** The current slot as served (after lag). */
+  slot(): number;
+  /** Changes knobs live; throws KnobError naming a bad knob. */
+  set(knobs: Partial<SimKnobs>): void;
+  knobs(): SimKnobs;
+  readonly stats: SimStats;
+  /** Stops listening and closes every open connection. */
+  close(): Promise<void>;
+}
+
+const MAX_BODY = 16 * 1024 * 1024;
+// Method names come from clients; past this many distinct names the rest share one entry.
+const BY_METHOD_MAX = 1000;
+const OTHER_METHODS = '(other)';
+const JSON_TYPE = 'application/json';
+const OK = '200 OK';
+
+interface Pending extends HttpResponse {
+  aborted?: boolean;
+  done?: boolean;
+}
+
+/** Collects a request body; a single-chunk body is a view valid only during `cb`. */
+function readBody(res: Pending, cb: (body: Buffer) => void): void {
+  let chunks: Buffer[] | null = null;
+  let size = 0;
+  res.onData((ab, isLast) => {
+    if (res.aborted === true || res.done === true) return;
+    if (isLast && chunks === null) {
+      cb(Buffer.from(ab));
+      return;
+    }
+    size += ab.byteLength;
+    if (size > MAX_BODY) {
+      res.done = true;
+      res.writeStatus('413 Payload Too Large').end('', true);
+      return;
+    }
+    // uWS neuters the ArrayBuffer on return, so a partial body must be copied.
+    (chunks ??= []).push(Buffer.from(new Uint8Array(ab)));
+    if (isLast) cb(Buffer.concat(chunks, size));
+  });
+}
+
+function write(res: Pending, status: string, type: string, text: string): void {
+  res.done = true;
+  if (status !== OK) res.writeStatus(status);
+  res.writeHeader('Content-Type', type).end(text);
+}
+
+class Sim implements SimNode {
+  readonly stats: SimStats = { requests: 0, calls: 0, byMethod: new Map() };
+  port = 0;
+  url = '';
+  private readonly state: SimKnobs;
+  private readonly env: MethodEnv;
+  readonly app: TemplatedApp;
+  private closed = false;
+
+  private readonly ok: Exec = (method, params) => {
+    this.count(method);
+    return callMethod(method, params, this.env);
+  };
+
+  private readonly failing: Exec = (method) => {
+    this.count(method);
+    return unhealthyError(null);
+  };
+
+  constructor(
+    readonly id: string,
+    knobs: SimKnobs,
+  ) {
+    this.state = knobs;
+    this.env = new MethodEnv(id);
+    this.app = uWS
+      .App()
+      .post('/sim/control', (res: Pending) => this.onControl(res))
+      .get('/sim/stats', (res) => {
+        res.writeHeader('Content-Type', JSON_TYPE).end(this.statsJson());
+      })
+      // Solana's plain-HTTP health check, for probes that do not speak JSON-RPC.
+      .get('/health', (res) => {
+        res.end(this.state.unhealthy ? 'behind' : 'ok');
+      })
+      .post('/*', (res: Pending) => this.onRpc(res))
+      .any('/*', (res) => {
+        res.writeStatus('405 Method Not Allowed').end('Used HTTP Method is not allowed. POST is required');
+      });
+  }
+
+  slot(): number {
+    return trueSlot(this.state.slotMs) - this.state.lag;
+  }
+
+  set(knobs: Partial<SimKnobs>): void {
+    Object.assign(this.state, checkKnobs(knobs));
+  }
+
+  knobs(): SimKnobs {
+    return { ...this.state, latencyMs: [this.state.latencyMs[0], this.state.latencyMs[1]] };
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.app.close();
+    }
+    return Promise.resolve();
+  }
+
+  private count(method: string): void {
+    const m = this.stats.byMethod;
+    const n = m.get(method);
+    if (n !== undefined) m.set(method, n + 1);
+    else if (m.size < BY_METHOD_MAX) m.set(method, 1);
+    else m.set(OTHER_METHODS, (m.get(OTHER_METHODS) ?? 0) + 1);
+  }
+
+  private statsJson(): string {
+    const { requests, calls, byMethod } = this.stats;
+    return JSON.stringify({ requests, calls, byMethod: Object.fromEntries(byMethod) });
+  }
+
+  private onRpc(res: Pending): void {
+    this.stats.requests++;
+    res.onAborted(() => {
+      res.aborted = true;
+    });
+    readBody(res, (body) => this.answer(res, body));
+  }
+
+  private answer(res: Pending, body: Buffer): void {
+    const k = this.state;
+    // One draw per request, split into bands: drop, stall, fail (500 half first), answer.
+    const r = Math.random();
+    const stallEnd = k.dropRate + k.stallRate;
+    const failEnd = stallEnd + k.failRate;
+    let http500 = false;
+    let rpcError = false;
+    if (r >= stallEnd && r < failEnd) {
+      const mode = k.failMode === 'mixed' ? (r - stallEnd < k.failRate / 2 ? 'http500' : 'rpc-error') : k.failMode;
+      http500 = mode === 'http500';
+      rpcError = !http500;
+    }
+    // Parsed even when the answer is withheld so stats show what reached the node.
+    this.env.at(this.slot());
+    this.env.lag = k.lag;
+    this.env.unhealthy = k.unhealthy;
+    const text = respond(body, rpcError ? this.failing : this.ok, this.stats);
+    if (r < k.dropRate) {
+      res.done = true;
+      res.close();
+    } else if (r < stallEnd) {
+      // Never answered: the client's abort (or close()) ends it.
+    } else if (http500) {
+      this.reply(res, '500 Internal Server Error', 'text/plain', 'Internal Server Error');
+    } else {
+      this.reply(res, OK, JSON_TYPE, text);
+    }
+  }
+
+  private reply(res: Pending, status: string, type: string, text: string): void {
+    const [lo, hi] = this.state.latencyMs;
+    if (hi <= 0) {
+      write(res, status, type, text);
+      return;
+    }
+    setTimeout(
+      () => {
+        if (res.aborted !== true) res.cork(() => write(res, status, type, text));
+      },
+      lo + Math.random() * (hi - lo),
+    ).unref(); // the server keeps the loop alive; after close() a pending reply must not
+  }
+
+  private onControl(res: Pending): void {
+    res.onAborted(() => {
+      res.aborted = true;
+    });
+    readBody(res, (body) => {
+      let status = OK;
+      let text: string;
+      try {
+        this.set(JSON.parse(body.toString('utf8')) as Partial<SimKnobs>);
+        text = JSON.stringify(this.knobs());
+      } catch (e) {
+        status = '400 Bad Request';
+        text = JSON.stringify({ error: e instanceof SyntaxError ? 'body is not JSON' : (e as Error).message });
+      }
+      write(res, status, JSON_TYPE, text);
+    });
+  }
+
+  listen(host: string, port: number): Promise<this> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (ls) => {
+        if (ls === false) {
+          reject(new Error(`sim node ${this.id}: cannot listen on ${host}:${port}`));
+          return;
+        }
+        this.port = uWS.us_socket_local_port(ls);
+        this.url = `http://${host.includes(':') ? `[${host}]` : host}:${this.port}`;
+        resolve(this);
+      });
+    });
+  }
+}
+
+export async function startSim(opts: SimOptions): Promise<SimNode> {
+  const given: Record<string, unknown> = {};
+  for (const k of KNOB_NAMES) given[k] = opts[k];
+  const knobs: SimKnobs = { ...DEFAULT_KNOBS, latencyMs: [0, 0], ...checkKnobs(given) };
+  return new Sim(opts.id, knobs).listen(opts.host ?? '127.0.0.1', opts.port);
+}
