@@ -53,7 +53,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxBufferedBytes: 1048576,
     idleTimeoutSec: 120,
   },
-  workers: { threads: 1, parseThresholdBytes: 262144, mergeThresholdBytes: 262144 },
+  workers: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
   log: { level: 'info' },
 });
 

@@ -1,0 +1,114 @@
+// Child processes for benchmarks: simulated nodes and gateways each in their own process, so
+// the load generator, the proxy and the nodes do not share an event loop.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CLI = new URL('../src/cli.js', import.meta.url).pathname;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Proc {
+  child: ChildProcess;
+  /** User+system CPU seconds so far (from /proc). */
+  cpuSeconds(): number;
+  /** Resident set size in bytes now. */
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+function proc(child: ChildProcess): Proc {
+  const pid = child.pid!;
+  const ticks = 100; // USER_HZ on Linux
+  return {
+    child,
+    cpuSeconds() {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12])) / ticks;
+    },
+    rssBytes() {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return m ? Number(m[1]) * 1024 : 0;
+    },
+    stop() {
+      return new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      });
+    },
+  };
+}
+
+/** Resolves once the process printed `ready` on stdout or stderr. */
+function waitFor(child: ChildProcess, ready: RegExp, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const on = (d: Buffer): void => {
+      out += d.toString();
+      if (ready.test(out)) resolve();
+    };
+    child.stdout?.on('data', on);
+    child.stderr?.on('data', on);
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${out.slice(-500)}`)));
+  });
+}
+
+/** Polls until something accepts connections on the port (or the process exits). */
+async function waitForPort(child: ChildProcess, port: number, what: string): Promise<void> {
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}: ${err.slice(-500)}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not listen on ${port}`);
+}
+
+export async function startSimProc(id: string, args: string[] = []): Promise<Proc & { url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, 'sim', '--port', String(port), '--id', id, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitFor(child, /listening/, `sim ${id}`);
+  return { ...proc(child), url: `http://127.0.0.1:${port}` };
+}
+
+export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = ''): Promise<Proc & { url: string }> {
+  const port = await freePort();
+  const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
+  const yaml = [
+    `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,
+    'console: { port: 0 }',
+    'admin: { port: 0 }',
+    'log: { level: warn }',
+    'nodes:',
+    ...nodes.map((n) => `  - { id: ${n.id}, url: "${n.url}" }`),
+    'tokens:',
+    `  - { token: ${token}, stack: bench }`,
+    extra,
+  ].join('\n');
+  writeFileSync(file, yaml);
+  const child = spawn(process.execPath, [CLI, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe']});
+  await waitForPort(child, port, 'gateway');
+  return { ...proc(child), url: `http://127.0.0.1:${port}` };
+}
