@@ -22,7 +22,7 @@ if (all || wanted.includes('s1')) {
   console.log('\nS1: single getSlot, closed loop, 50 connections\n' + s1Table(r));
   results.s1 = r;
 }
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-const file = new URL(`./results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);
+mkdirSync(new URL('../../bench/results/', import.meta.url), { recursive: true });
+const file = new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);
 writeFileSync(file, JSON.stringify(results, (_k, v: unknown) => (v === Infinity ? null : v), 2) + '\n');
 console.log(`\nresults written to ${file.pathname}`);

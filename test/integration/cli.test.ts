@@ -1,0 +1,95 @@
+// The operator's first steps, as a new user runs them: the demo prints a working curl, a
+// wrong token gets 401/7401, SIGTERM finishes in-flight requests and exits 0, config errors
+// name the field.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { startSim } from '../../src/sim/node.js';
+import { runCli } from '../helpers/cli.js';
+
+const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
+
+t.test('demo: printed curl returns a slot; wrong token is 401 with code 7401', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jg-demo-'));
+  const p = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
+  t.teardown(() => p.child.kill('SIGKILL'));
+  const [, url] = await p.waitFor(/curl -s (http:\/\/127\.0\.0\.1:\d+\/api-token\/\S+) -H 'Content-Type: application\/json'/);
+  const ok = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT });
+  t.equal(ok.status, 200);
+  const json = (await ok.json()) as { result: number };
+  t.type(json.result, 'number');
+  t.ok(json.result > 300_000_000, 'a plausible slot');
+  const bad = await fetch(url!.replace(/api-token\/.*/, 'api-token/wrong-token-0000000000'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT });
+  t.equal(bad.status, 401);
+  t.equal(((await bad.json()) as { error: { code: number } }).error.code, 7401);
+  const logLines = p.out().split('\n').filter((l) => l.startsWith('{'));
+  t.ok(logLines.length > 0, 'structured JSON log lines');
+  t.notMatch(logLines.join('\n'), /wrong-token-0000000000/, 'the presented token is not logged');
+  // The demo token is kept: a restart prints the same one.
+  p.child.kill('SIGTERM');
+  t.equal(await p.exited, 0, 'SIGTERM exits 0');
+  const p2 = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
+  t.teardown(() => p2.child.kill('SIGKILL'));
+  const [, url2] = await p2.waitFor(/curl -s (http:\/\/127\.0\.0\.1:\d+\/api-token\/\S+) -H/);
+  t.equal(url2!.split('/api-token/')[1], url!.split('/api-token/')[1], 'same demo token after restart');
+});
+
+t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) => {
+  const sim = await startSim({ id: 'slow', port: 0, latencyMs: [600, 700] });
+  t.teardown(() => sim.close());
+  const dir = mkdtempSync(join(tmpdir(), 'jg-term-'));
+  const cfg = join(dir, 'jumpgate.yaml');
+  writeFileSync(
+    cfg,
+    [
+      'rpc: { port: 0, wsPort: 0 }',
+      'console: { port: 0 }',
+      'admin: { port: 0 }',
+      'workers: { threads: 0 }',
+      `nodes: [{ id: slow, url: "${sim.url}" }]`,
+      'tokens: [{ token: ${TERM_TOKEN}, stack: t }]',
+    ].join('\n'),
+  );
+  const token = 'term-token-0123456789abcdef';
+  const p = runCli(['start', '--config', cfg], { env: { TERM_TOKEN: token } });
+  t.teardown(() => p.child.kill('SIGKILL'));
+  const [, port] = await p.waitFor(/"port":(\d+)/);
+  const url = `http://127.0.0.1:${port}/api-token/${token}`;
+  const inflight = Array.from({ length: 20 }, () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }));
+  await new Promise((r) => setTimeout(r, 200));
+  p.child.kill('SIGTERM');
+  const answers = await Promise.all(inflight);
+  t.same(answers.map((r) => r.status), Array(20).fill(200), 'all in-flight requests answered');
+  for (const r of answers) t.type(((await r.json()) as { result: unknown }).result, 'number');
+  t.equal(await p.exited, 0, 'exit code 0');
+  await t.rejects(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }), 'no longer accepting');
+  t.notMatch(p.out(), new RegExp(token), 'token never logged');
+});
+
+t.test('config errors name the field and exit 2', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jg-cfg-'));
+  const cfg = join(dir, 'bad.yaml');
+  writeFileSync(cfg, 'nodes:\n  - { id: a, url: "http://127.0.0.1:1", weight: -1 }\nlimits: { maxBatch: 0 }\n');
+  const p = runCli(['start', '--config', cfg]);
+  t.equal(await p.exited, 2);
+  t.match(p.out(), /nodes\[0\]\.weight/);
+  t.match(p.out(), /limits\.maxBatch/);
+  const typo = join(dir, 'typo.yaml');
+  writeFileSync(typo, 'rpcc: {}\n');
+  const q = runCli(['start', '--config', typo]);
+  t.equal(await q.exited, 2);
+  t.match(q.out(), /unknown key "rpcc".*did you mean "rpc"/);
+  const missing = runCli(['start', '--config', join(dir, 'nope.yaml')]);
+  t.equal(await missing.exited, 2);
+  t.match(missing.out(), /nope\.yaml/);
+  const noNodes = join(dir, 'empty.yaml');
+  writeFileSync(noNodes, '{}\n');
+  const empty = runCli(['start', '--config', noNodes]);
+  t.equal(await empty.exited, 2);
+  t.match(empty.out(), /nodes: at least one node/);
+  const usage = runCli(['frobnicate']);
+  t.equal(await usage.exited, 2);
+  t.match(usage.out(), /unknown command "frobnicate"/);
+});
