@@ -3,7 +3,7 @@
 
 import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
@@ -87,7 +87,7 @@ export class Exchange implements CallOwner {
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
     const rt = this.rt;
     this.notification = a.notification;
-    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), timeoutFor(rt, a.method), 0, 0);
+    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), !a.notification, timeoutFor(rt, a.method), 0, 0);
     this.single.start();
   }
 
@@ -105,13 +105,15 @@ export class Exchange implements CallOwner {
       const to = Math.min(from + size, order.length);
       let timeout = 0;
       let safe = true;
+      let answered = false;
       for (let k = from; k < to; k++) {
         const m = plan.methods[order[k]!]!;
         timeout = Math.max(timeout, timeoutFor(rt, m));
         if (rt.noRetry.has(m)) safe = false;
+        if (plan.kinds[order[k]!] === KIND_REQUEST) answered = true;
       }
       const sub = buildSubBatch(this.body!, plan, order, from, to);
-      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, timeout, from, to));
+      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, answered, timeout, from, to));
     }
     this.pending = calls.length;
     for (let i = 0; i < calls.length; i++) calls[i]!.start();

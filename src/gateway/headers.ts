@@ -1,6 +1,8 @@
 // Request header rules of SPEC §3.2: names carry the operator's brand, affinity values are
 // case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes.
 
+import { isUtf8 } from 'node:buffer';
+
 export const MODE_DEFAULT = 0;
 export const MODE_KEY = 1;
 export const MODE_NODE = 2;
@@ -57,10 +59,20 @@ export function parseAffinity(value: string): number {
 }
 
 /**
- * Null when the key is acceptable, else the reason. uWS hands header bytes over decoded as
- * UTF-8 with U+FFFD for invalid sequences, so a replacement character means the client's
- * bytes were not UTF-8.
+ * The text of a header value as uWS.js hands it over (`getHeader` returns one char per byte,
+ * i.e. latin1), decoded as UTF-8; null when the bytes are not valid UTF-8.
  */
+export function utf8Header(raw: string): string | null {
+  for (let i = 0; i < raw.length; i++) {
+    if (raw.charCodeAt(i) > 0x7f) {
+      const bytes = Buffer.from(raw, 'latin1');
+      return isUtf8(bytes) ? bytes.toString('utf8') : null;
+    }
+  }
+  return raw;
+}
+
+/** Null when the key (already decoded, see utf8Header) is acceptable, else the reason. */
 export function keyProblem(key: string): string | null {
   if (key.length === 0) return 'affinity key is empty';
   if (key.includes('\uFFFD')) return 'affinity key is not valid UTF-8';

@@ -4,7 +4,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
-import { isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity } from './headers.js';
+import { isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
 import type { Runtime } from './runtime.js';
 
 export interface RuntimeRef {
@@ -24,6 +24,14 @@ export function pathToken(url: string): string | null {
     return t;
   }
   return null;
+}
+
+function hasHeader(req: HttpRequest, a: string, b: string): boolean {
+  let found = false;
+  req.forEach((k) => {
+    if (k === a || k === b) found = true;
+  });
+  return found;
 }
 
 function corsOriginFor(rt: Runtime, req: HttpRequest): string {
@@ -59,6 +67,17 @@ function rejectRequest(res: HttpResponse, req: HttpRequest, rt: Runtime, e: Gate
   });
 }
 
+/** HEAD: the status and headers a GET would get, never a body (RFC 9110 §9.3.2). */
+function headReply(res: HttpResponse, rt: Runtime, e: GatewayErrorSpec, cors: string): void {
+  res.writeStatus(statusLine(e.http));
+  res.writeHeader('content-type', 'application/json');
+  if (cors !== '') res.writeHeader('access-control-allow-origin', cors);
+  if (e === Errors.methodNotAllowed) res.writeHeader('allow', 'POST, OPTIONS');
+  // uws-pack 20.0.8 aborts the process when endWithoutBody gets arguments.
+  if (rt.draining) res.end('', true);
+  else res.endWithoutBody();
+}
+
 function preflight(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   const cors = corsOriginFor(rt, req);
   res.writeStatus('204 No Content');
@@ -77,6 +96,7 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   if (method === 'options') return preflight(res, req, rt);
   const cors = corsOriginFor(rt, req);
   const fromPath = pathToken(req.getUrl());
+  if (method === 'head') return headReply(res, rt, fromPath === null ? Errors.notFound : Errors.methodNotAllowed, cors);
   if (fromPath === null) return rejectRequest(res, req, rt, Errors.notFound, cors);
   if (method !== 'post') return rejectRequest(res, req, rt, Errors.methodNotAllowed, cors, undefined, ['allow', 'POST, OPTIONS']);
 
@@ -97,10 +117,17 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   const affinity = req.getHeader(names.affinity);
   const mode = parseAffinity(affinity);
   if (mode === MODE_INVALID) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
-  const key = req.getHeader(names.affinityKey) || req.getHeader(names.affinityKeyBare);
-  if (key !== '') {
-    const problem = keyProblem(key);
+  const rawKey = req.getHeader(names.affinityKey) || req.getHeader(names.affinityKeyBare);
+  let key = '';
+  if (rawKey !== '') {
+    const text = utf8Header(rawKey);
+    const problem = text === null ? 'affinity key is not valid UTF-8' : keyProblem(text);
     if (problem !== null) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: problem, header: names.affinityKey });
+    key = text!;
+  } else if (mode === MODE_KEY && hasHeader(req, names.affinityKey, names.affinityKeyBare)) {
+    // uWS strips bytes >= 0x80 from both ends of a header value: a key of only non-ASCII
+    // characters arrives empty. Present but empty is not a key of 1..40 bytes.
+    return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity key is empty', header: names.affinityKey });
   }
 
   if (!isJsonContentType(req.getHeader('content-type'))) return rejectRequest(res, req, rt, Errors.unsupportedMediaType, cors);

@@ -27,6 +27,8 @@ const F_NONE = 0;
 const F_CONNECT = 1;
 const F_TIMEOUT = 2;
 const F_OTHER = 3;
+/** Our deadline passed while still connecting (or queued): the request was never written. */
+const F_CONNECT_TIMEOUT = 4;
 
 class TimeoutError extends Error {
   readonly code = 'JUMPGATE_TIMEOUT';
@@ -36,7 +38,8 @@ const TIMEOUT = new TimeoutError('node timed out');
 function onAttemptTimeout(attempt: Attempt): void {
   attempt.timedOut = true;
   if (attempt.controller !== null) attempt.controller.abort(TIMEOUT);
-  else attempt.finish(F_TIMEOUT, 'timeout');
+  // undici hands over the controller only when it writes the request (after connecting).
+  else attempt.finish(F_CONNECT_TIMEOUT, 'connect timeout');
 }
 
 /** A body a JSON-RPC node could have meant: object or array, possibly padded. */
@@ -123,6 +126,8 @@ export class UpstreamCall {
     readonly method: string,
     /** False when a method in this call must not be repeated after it may have run. */
     readonly retrySafe: boolean,
+    /** False for notifications only: the node owes no body, an empty 2xx is success. */
+    readonly expectsAnswer: boolean,
     readonly timeoutMs: number,
     /** Sub-batch range in the owner's order (unused for single requests). */
     readonly from: number,
@@ -147,7 +152,7 @@ export class UpstreamCall {
     if (failure === F_NONE) {
       const status = a.status;
       const body = a.chunks.length === 1 ? a.chunks[0]! : Buffer.concat(a.chunks, a.size);
-      if (status >= 500 || status === 429 || status < 200 || !looksLikeJson(body)) {
+      if (status >= 500 || status === 429 || status < 200 || (!looksLikeJson(body) && (this.expectsAnswer || body.length > 0))) {
         failure = F_OTHER;
         reason = status >= 300 || status < 200 ? 'HTTP ' + status : 'unusable body';
       } else {
@@ -162,7 +167,7 @@ export class UpstreamCall {
     node.recordFailure(reason, Date.now());
     this.lastFailure = failure;
     this.lastReason = node.id + ': ' + reason;
-    const retry = failure === F_CONNECT || this.retrySafe;
+    const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || this.retrySafe;
     if (retry && this.attempts < this.router.maxAttempts) return this.start();
     this.fail(failure);
   }
@@ -172,7 +177,7 @@ export class UpstreamCall {
       this.error = Errors.noNode;
       this.errorData = { attempts: this.attempts };
     } else {
-      this.error = failure === F_TIMEOUT ? Errors.upstreamTimeout : Errors.upstreamFailed;
+      this.error = failure === F_TIMEOUT || failure === F_CONNECT_TIMEOUT ? Errors.upstreamTimeout : Errors.upstreamFailed;
       this.errorData = { attempts: this.attempts, reason: this.lastReason };
     }
     this.owner.onCallDone(this);

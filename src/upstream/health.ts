@@ -91,6 +91,7 @@ export class HealthChecker {
     const now = Date.now();
     const due = nodes.filter((n) => !n.probing && (n.state !== 'ejected' || now >= n.ejectedUntil));
     for (const n of due) n.probing = true;
+    const ejectedBefore = due.map((n) => n.state === 'ejected');
     const results = await Promise.all(due.map((n) => probe(n, this.opts)));
     let best = -1;
     for (const n of nodes) if (n.slot > best && n.state !== 'ejected' && n.state !== 'unhealthy') best = n.slot;
@@ -103,6 +104,9 @@ export class HealthChecker {
       const r = results[i]!;
       node.probing = false;
       const before = node.state;
+      // Ejected by live traffic while this probe ran: the result predates the ejection and
+      // must neither readmit the node nor double its backoff; the half-open probe decides.
+      if (before === 'ejected' && !ejectedBefore[i]) continue;
       if (!r.ok) {
         node.lastError = r.reason;
         if (before === 'ejected') node.eject(Date.now());
