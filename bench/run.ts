@@ -1,9 +1,11 @@
 // `npm run bench [-- scenario…]`: benchmark scenarios. Scenarios so far:
 //   parse   worker-pool threshold (inline vs piscina, by body size)
 //   s1      single getSlot, closed loop: direct to a simulated node vs through jumpgate
+//   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 // With no argument, all of them run. Results are printed and written to bench/results/.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { badInputTable, runBadInput } from './bad-input.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS1, s1Table } from './s1-getslot.js';
 
@@ -21,6 +23,11 @@ if (all || wanted.includes('s1')) {
   const r = await runS1({ seconds: quick ? 1 : 5, rounds: quick ? 1 : 2 });
   console.log('\nS1: single getSlot, closed loop, 50 connections\n' + s1Table(r));
   results.s1 = r;
+}
+if (all || wanted.includes('badinput')) {
+  const r = await runBadInput(quick ? 20 : 2000);
+  console.log('\nBad input: documented errors, bounded memory\n' + badInputTable(r));
+  results.badinput = r;
 }
 mkdirSync(new URL('../../bench/results/', import.meta.url), { recursive: true });
 const file = new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);
