@@ -121,7 +121,7 @@ export class Exchange implements CallOwner {
 
   onCallDone(call: UpstreamCall): void {
     if (this.plan === null) return this.finishSingle(call);
-    this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: call.errorData });
+    this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: this.errorData(call) });
     if (call.node !== null && !this.nodeIds.split(',').includes(call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
     if (--this.pending === 0) this.finishBatch();
   }
@@ -131,7 +131,13 @@ export class Exchange implements CallOwner {
     if (call.response !== null) {
       return this.respond(statusLine(call.status), this.notification ? EMPTY : call.response, call.node!.id);
     }
-    this.fail(call.error!, rawIdOf(this.body!), call.errorData ?? undefined, false);
+    this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);
+  }
+
+  /** Failure detail for the client; node ids stay hidden when the operator hides them. */
+  private errorData(call: UpstreamCall): Record<string, unknown> | null {
+    const d = call.errorData;
+    return d === null || this.rt.exposeNode ? d : { attempts: d.attempts };
   }
 
   private finishBatch(): void {
