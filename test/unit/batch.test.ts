@@ -8,6 +8,7 @@ import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, analyze, KIND_INVALID, K
 import { assembleBatch, buildSubBatch, forwardable, type SubOutcome } from '../../src/rpc/batch.js';
 import { Errors } from '../../src/errors.js';
 import { arrayElements, ID_KEY, memberSpan, trimmedSpan } from '../../src/rpc/scan.js';
+import { rng } from '../helpers/rng.js';
 
 const PARSE_ERROR = '{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}';
 const invalid = (id: string): string => `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":${id}}`;
@@ -318,16 +319,6 @@ t.test('assembleBatch: all-notification batches have nothing to answer', async (
 
 // ---- property test -------------------------------------------------------------------------
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Spec {
   kind: number;

@@ -5,6 +5,7 @@
 
 import t from 'tap';
 import { arrayElements, ID_KEY, memberSpan, parseSmallUint, rawIdOf, skipString, skipValue, skipWs, trimmedSpan } from '../../src/rpc/scan.js';
+import { rng } from '../helpers/rng.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -163,17 +164,6 @@ t.test('parseSmallUint: decimal positions only', async (t) => {
 
 // ---- property test ------------------------------------------------------------------------
 
-/** mulberry32: small, fast, seeded. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const STRING_PIECES = ['a', 'id', '"', '\\', '\\\\', ']', '[', '}', '{', ',', ':', ' ', 'é', '€', '😀', '\n', '\u0000', '\u2028', '"id":1'];
 
