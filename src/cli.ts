@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `jumpgate <command>`: start (gateway, or the demo without a config) and sim.
 
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { ReloadError } from './admin/reload.js';
+import { runNodesCli, runReloadCli } from './cli/nodes.js';
 import { ConfigError, loadConfig, resolveConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { demoBanner, demoToken, startDemoNodes, type DemoNodes } from './demo.js';
@@ -17,6 +20,10 @@ commands:
   sim --port P [--id NAME] [--slot-ms 400] [--lag SLOTS] [--latency-ms MIN-MAX]
       [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]
                        run one simulated Solana node
+  nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
+                       show or change nodes through the admin API
+  reload [--admin URL] [--token T]
+                       re-read the config file of a running gateway (like SIGHUP)
   help                 this text`;
 
 class UsageError extends Error {}
@@ -48,14 +55,25 @@ async function start(argv: string[]): Promise<void> {
   } else {
     demo = await startDemoNodes();
     token = demoToken(opts.data);
-    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], rpc: opts.port === undefined ? {} : { port: opts.port } });
+    // The demo's admin API gets a fresh token each run (printed below); a busy port only skips it.
+    const admin = { token: 'jga_' + randomBytes(18).toString('base64url') };
+    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], admin, rpc: opts.port === undefined ? {} : { port: opts.port } });
   }
   const log = createLogger(config.log.level);
-  const gw = await startGateway(config, { log }).catch(async (err: Error) => {
+  const prepareConfig = (c: Config): void => {
+    if (opts.port !== undefined) c.rpc.port = opts.port;
+  };
+  const gw = await startGateway(config, { log, configPath: opts.config, prepareConfig, adminOptional: demo !== null }).catch(async (err: Error) => {
     await demo?.close();
     throw err;
   });
-  if (demo) process.stdout.write(demoBanner(gw.url, token, config.headers.brand, demo.nodes.map((n) => n.id)) + '\n');
+  if (demo) {
+    process.stdout.write(demoBanner(gw.url, token, config.headers.brand, demo.nodes.map((n) => n.id)) + '\n');
+    if (gw.admin !== null) {
+      const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
+      process.stdout.write(`Admin API (this run's token): jumpgate nodes ${a}\n  e.g. jumpgate nodes set-weight sim-slow 0 ${a}\n\n`);
+    }
+  }
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -69,6 +87,14 @@ async function start(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    log.info({ signal: 'SIGHUP' }, 'reloading config');
+    gw.reload().catch((err: Error) => {
+      if (err instanceof ReloadError) log.error({ reason: err.message }, 'config reload refused; nothing changed');
+      else log.error({ err }, 'config reload failed');
+    });
+  });
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -78,6 +104,10 @@ async function main(argv: string[]): Promise<void> {
       return start(rest);
     case 'sim':
       return runSimCli(rest);
+    case 'nodes':
+      return runNodesCli(rest);
+    case 'reload':
+      return runReloadCli(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -2,12 +2,16 @@
 // worker pool, and the uWS RPC listener. Used by `jumpgate start`, the demo and the tests.
 
 import * as uWS from 'uWebSockets.js';
+import { AdminAuth } from './admin/auth.js';
+import { Reloader, type ReloadSummary } from './admin/reload.js';
+import { startAdminServer, type AdminServer } from './admin/server.js';
 import type { Config } from './config/schema.js';
 import { attachRpcRoutes, type RuntimeRef } from './gateway/http.js';
 import { Offload } from './gateway/offload.js';
 import { buildRuntime, type Runtime } from './gateway/runtime.js';
 import { TokenTable, tokenPrefix } from './gateway/tokens.js';
 import { createLogger, type Logger } from './log.js';
+import { GatewayMetrics } from './metrics/prometheus.js';
 import { NodePool } from './upstream/pool.js';
 
 export interface Gateway {
@@ -17,6 +21,11 @@ export interface Gateway {
   readonly tokens: TokenTable;
   readonly ref: RuntimeRef;
   readonly log: Logger;
+  readonly metrics: GatewayMetrics;
+  /** The admin listener; null when `admin.port` is 0. */
+  readonly admin: AdminServer | null;
+  /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
+  reload(): Promise<ReloadSummary>;
   /** Graceful stop: refuse new connections, finish in-flight requests (up to `graceMs`), close. */
   drain(graceMs?: number): Promise<void>;
   /** Immediate stop (tests). */
@@ -39,14 +48,27 @@ export function staticTokens(config: Config, table: TokenTable): void {
   }
 }
 
-export async function startGateway(config: Config, opts: { log?: Logger } = {}): Promise<Gateway> {
+export interface GatewayOptions {
+  log?: Logger;
+  /** The file `config` came from; reload re-reads it. Without it, reload answers 409. */
+  configPath?: string;
+  /** Applied to every config loaded by a reload, like at start (command-line overrides). */
+  prepareConfig?: (config: Config) => void;
+  /** Start the admin listener on an ephemeral port even though `admin.port` is 0 (tests). */
+  adminEphemeral?: boolean;
+  /** A failure to open the admin listener is logged instead of failing the start (demo). */
+  adminOptional?: boolean;
+}
+
+export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config.log.level);
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   const pool = new NodePool(config, log);
   await pool.start();
   const offload = new Offload(config.workers);
-  const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log });
+  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
+  const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
   const ref: RuntimeRef = { rt };
   const app = attachRpcRoutes(uWS.App(), ref);
   let sock: uWS.us_listen_socket;
@@ -59,12 +81,35 @@ export async function startGateway(config: Config, opts: { log?: Logger } = {}):
   const port = uWS.us_socket_local_port(sock);
   log.info({ host: config.rpc.host, port, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
 
+  const auth = new AdminAuth(config.admin.token);
+  const reloader = new Reloader(
+    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t) },
+    config,
+  );
+  const reload = (): Promise<ReloadSummary> => reloader.reload();
+  let admin: AdminServer | null = null;
+  if (config.admin.port !== 0 || opts.adminEphemeral === true) {
+    try {
+      admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, log });
+    } catch (err) {
+      if (opts.adminOptional === true) log.warn({ err: (err as Error).message }, 'admin API not started');
+      else {
+        app.close();
+        await Promise.all([pool.close(), offload.close()]);
+        throw err;
+      }
+    }
+  }
+  if (admin !== null) {
+    log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
+  }
+
   let closed = false;
   const shutdown = async (): Promise<void> => {
     if (closed) return;
     closed = true;
     app.close();
-    await Promise.all([pool.close(), offload.close()]);
+    await Promise.all([pool.close(), offload.close(), admin?.close()]);
   };
 
   return {
@@ -74,6 +119,9 @@ export async function startGateway(config: Config, opts: { log?: Logger } = {}):
     tokens,
     ref,
     log,
+    metrics,
+    admin,
+    reload,
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
       const rt = ref.rt;
       rt.draining = true;

@@ -37,7 +37,8 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'sendTransaction', 'simulateTransaction'],
     noRetryMethods: [],
   },
-  affinity: { seed: 0, keyRate: 100, keyBurst: 200 },
+  affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000 },
+  rateLimits: { token: { rate: 0, burst: 1 }, methods: {} },
   health: {
     intervalMs: 1000,
     maxSlotLag: 32,

@@ -98,6 +98,11 @@ function unique(list: string, key: string, what: string, secret = false) {
   return [check, { when: (payload: { value: unknown }) => Array.isArray(payload.value) }] as const;
 }
 
+const RateSchema = obj({
+  rate: z.number(expected('a number >= 0')).min(0, expected('a number >= 0')),
+  burst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
+});
+
 export const ConfigSchema = obj({
   chain: z.enum(['solana', 'evm'], expected('one of solana, evm')).meta({ description: 'Chain family; selects health probes' }),
   rpc: obj(
@@ -156,7 +161,15 @@ export const ConfigSchema = obj({
     seed: int(0),
     keyRate: z.number(expected('a number > 0')).gt(0, expected('a number > 0')),
     keyBurst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
+    maxTrackedKeys: int(1000).meta({ description: 'Hot-key buckets kept at most (idle ones are dropped first)' }),
   }),
+  rateLimits: obj(
+    {
+      token: RateSchema.meta({ description: 'Calls per second per token (batch elements count); rate 0 = unlimited' }),
+      methods: z.record(method, RateSchema, expected('a mapping of method name to { rate, burst }')).meta({ description: 'Per token and method' }),
+    },
+    'Per-token rate limits (429, code 7429)',
+  ),
   health: obj({
     intervalMs: int(50),
     maxSlotLag: int(0),

@@ -3,11 +3,11 @@
 
 import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
-import { MODE_DEFAULT } from './headers.js';
+import { MODE_DEFAULT, MODE_KEY } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './tokens.js';
 
@@ -26,6 +26,12 @@ export class Exchange implements CallOwner {
   outcomes: SubOutcome[] | null = null;
   pending = 0;
   nodeIds = '';
+  readonly startedAt = performance.now();
+  /** Affinity hash slot for this request; -1 = default routing. */
+  slot = -1;
+  /** Send a batch whole to one node (node/key affinity, or an auto-affinity method in it). */
+  whole = false;
+  private settled = false;
 
   constructor(
     readonly res: HttpResponse,
@@ -37,6 +43,8 @@ export class Exchange implements CallOwner {
     readonly key: string,
     /** Content-Length, or -1 when the body is chunked. */
     readonly expected: number,
+    /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
+    readonly xff: string,
   ) {
     rt.inflight++;
     if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
@@ -84,11 +92,58 @@ export class Exchange implements CallOwner {
     if (this.aborted) return this.settle();
     if (a.type === A_REPLY) return this.respond('200 OK', a.reply, '');
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
+    if (!this.applyAffinityAndLimits(a)) return;
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
     const rt = this.rt;
     this.notification = a.notification;
-    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), !a.notification, timeoutFor(rt, a.method), 0, 0);
+    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), !a.notification, this.slot, timeoutFor(rt, a.method), 0, 0);
     this.single.start();
+  }
+
+  /** The client's IP (trusted proxies considered); only while the response is open. */
+  clientIp(): string {
+    return this.rt.clientIp.resolve(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.xff);
+  }
+
+  /**
+   * Sets the affinity slot (SPEC §3.4) and applies rate limits; answers 429 and returns false
+   * when a limit is hit. Hot-key buckets apply to explicit key affinity only: automatic IP
+   * affinity is the gateway's own choice and must not throttle a default-mode client.
+   */
+  private applyAffinityAndLimits(a: Analysis): boolean {
+    const rt = this.rt;
+    const plan = a.plan;
+    let calls = 1;
+    let auto = false;
+    if (plan !== null) {
+      calls = 0;
+      for (let i = 0; i < plan.count; i++) {
+        if (plan.kinds[i] === KIND_INVALID) continue;
+        calls++;
+        if (!auto && rt.autoAffinity.has(plan.methods[i]!)) auto = true;
+      }
+    } else auto = a.type === A_SINGLE && rt.autoAffinity.has(a.method);
+    const now = performance.now();
+    if (this.mode === MODE_KEY) {
+      const byIp = this.key === '';
+      const key = byIp ? this.clientIp() : this.key;
+      this.slot = rt.slots.slot(key);
+      if (!rt.limiter.allowKey(key, byIp, calls, now)) return this.limited();
+    } else if (this.mode === MODE_DEFAULT && auto) {
+      this.slot = rt.slots.slot(this.clientIp());
+    }
+    this.whole = this.mode !== MODE_DEFAULT || auto;
+    if (!rt.limiter.allowToken(this.token.id, calls, now)) return this.limited();
+    if (!rt.limiter.allowMethods(this.token.id, plan === null ? a.method : plan.methods, now)) return this.limited();
+    return true;
+  }
+
+  private limited(): false {
+    const l = this.rt.limiter;
+    this.rt.metrics.rateLimited(l.scope);
+    const id = rawIdOf(this.body!);
+    this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope: l.scope, retryAfterMs: l.retryAfterMs }), '', false, String(Math.ceil(l.retryAfterMs / 1000)));
+    return false;
   }
 
   private startBatch(plan: BatchPlan): void {
@@ -99,7 +154,7 @@ export class Exchange implements CallOwner {
     this.outcomes = [];
     if (order.length === 0) return this.finishBatch();
     // Default routing spreads sub-batches over nodes; key and node affinity keep the body whole.
-    const size = this.mode === MODE_DEFAULT ? rt.upstreamBatch : order.length;
+    const size = this.whole ? order.length : rt.upstreamBatch;
     const calls: UpstreamCall[] = [];
     for (let from = 0; from < order.length; from += size) {
       const to = Math.min(from + size, order.length);
@@ -113,7 +168,7 @@ export class Exchange implements CallOwner {
         if (plan.kinds[order[k]!] === KIND_REQUEST) answered = true;
       }
       const sub = buildSubBatch(this.body!, plan, order, from, to);
-      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, answered, timeout, from, to));
+      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, answered, this.slot, timeout, from, to));
     }
     this.pending = calls.length;
     for (let i = 0; i < calls.length; i++) calls[i]!.start();
@@ -175,9 +230,10 @@ export class Exchange implements CallOwner {
     this.respond(statusLine(e.http), errorBody(e, id, data), '', close);
   }
 
-  respond(status: string, body: string | Buffer, nodeIds: string, close = false): void {
+  respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
+    this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, performance.now() - this.startedAt);
     const res = this.res;
     const rt = this.rt;
     const cors = this.corsOrigin;
@@ -190,13 +246,13 @@ export class Exchange implements CallOwner {
         if (!rt.corsAny) res.writeHeader('vary', 'Origin');
       }
       if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.names.node, nodeIds);
+      if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
       res.end(body, close || rt.draining);
     });
     this.settle();
   }
 
   /** Counts the request out of the in-flight set exactly once. */
-  private settled = false;
   private settle(): void {
     if (this.settled) return;
     if (!this.finished && !this.aborted) return;

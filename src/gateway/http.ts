@@ -136,7 +136,8 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   if (expected > rt.maxBodyBytes) return replyNow(res, rt, Errors.bodyTooLarge, cors, { maxBodyBytes: rt.maxBodyBytes }, true);
   if (Number.isNaN(expected)) return replyNow(res, rt, Errors.badHeaders, cors, { reason: 'invalid Content-Length' }, true);
 
-  const ex = new Exchange(res, rt, record, cors, mode, mode === MODE_KEY ? key : '', expected);
+  const xff = rt.clientIp.enabled ? req.getHeader('x-forwarded-for') : '';
+  const ex = new Exchange(res, rt, record, cors, mode, mode === MODE_KEY ? key : '', expected, xff);
   res.onAborted(() => ex.onAborted());
   res.onData((chunk, isLast) => ex.onChunk(chunk, isLast));
 }

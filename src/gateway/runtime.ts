@@ -3,10 +3,18 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { NO_METRICS, type RequestRecorder } from '../metrics/recorder.js';
 import type { Router } from '../upstream/call.js';
 import type { Offload } from './offload.js';
+import { ClientIpResolver } from './client-ip.js';
 import { headerNames, type HeaderNames } from './headers.js';
+import { RateLimiter } from './limits.js';
 import type { TokenTable } from './tokens.js';
+
+/** Affinity key or IP → hash slot (see src/routing/keymap.ts). */
+export interface SlotHasher {
+  slot(key: string): number;
+}
 
 export interface Runtime {
   names: HeaderNames;
@@ -24,6 +32,13 @@ export interface Runtime {
   defaultTimeoutMs: number;
   methodTimeouts: Map<string, number>;
   noRetry: Set<string>;
+  /** Methods that get IP affinity when the client asked for default routing. */
+  autoAffinity: Set<string>;
+  slots: SlotHasher;
+  limiter: RateLimiter;
+  clientIp: ClientIpResolver;
+  /** Request counters (the Prometheus exporter, or a no-op). */
+  metrics: RequestRecorder;
   /** Requests accepted and not yet answered or aborted. */
   inflight: number;
   /** While draining for shutdown, answers carry `Connection: close`. */
@@ -31,7 +46,7 @@ export interface Runtime {
   onIdle: (() => void) | null;
 }
 
-export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger }): Runtime {
+export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder }): Runtime {
   return {
     names: headerNames(config.headers.brand),
     tokens: parts.tokens,
@@ -47,6 +62,11 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     defaultTimeoutMs: config.limits.upstreamTimeoutMs,
     methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
     noRetry: new Set(config.routing.noRetryMethods),
+    autoAffinity: new Set(config.routing.autoAffinityMethods),
+    slots: parts.slots,
+    limiter: new RateLimiter(config),
+    clientIp: new ClientIpResolver(config.trustedProxies),
+    metrics: parts.metrics ?? NO_METRICS,
     inflight: 0,
     draining: false,
     onIdle: null,

@@ -128,6 +128,8 @@ export class UpstreamCall {
     readonly retrySafe: boolean,
     /** False for notifications only: the node owes no body, an empty 2xx is success. */
     readonly expectsAnswer: boolean,
+    /** Affinity hash slot: the router follows the slot's node sequence; -1 = default routing. */
+    readonly slot: number,
     readonly timeoutMs: number,
     /** Sub-batch range in the owner's order (unused for single requests). */
     readonly from: number,
@@ -156,7 +158,7 @@ export class UpstreamCall {
         failure = F_OTHER;
         reason = status >= 300 || status < 200 ? 'HTTP ' + status : 'unusable body';
       } else {
-        node.recordSuccess(now - a.startedAt);
+        node.recordSuccess(now - a.startedAt, now);
         this.response = body;
         this.status = status;
         this.node = node;

@@ -2,6 +2,7 @@
 // set in the constructor so the object keeps one shape.
 
 import { Pool } from 'undici';
+import { NodeLatency } from '../metrics/buckets.js';
 
 export type NodeStateName = 'healthy' | 'lagging' | 'unhealthy' | 'ejected';
 
@@ -42,6 +43,8 @@ export class UpstreamNode {
   lastError: string | null;
   requests: number;
   failures: number;
+  /** Successful attempts' durations: rolling HDR window (admin API) and Prometheus buckets. */
+  readonly latency: NodeLatency;
 
   constructor(spec: NodeSpec, index: number, private readonly policy: EjectPolicy, connectTimeoutMs: number) {
     const u = new URL(spec.url);
@@ -73,6 +76,7 @@ export class UpstreamNode {
     this.lastError = null;
     this.requests = 0;
     this.failures = 0;
+    this.latency = new NodeLatency();
   }
 
   /** Eligible for new traffic at all (operator view). */
@@ -80,7 +84,9 @@ export class UpstreamNode {
     return !this.drained && this.weight > 0 && this.state !== 'ejected';
   }
 
-  recordSuccess(ms: number): void {
+  /** `now`: performance.now() when the attempt ended. */
+  recordSuccess(ms: number, now: number): void {
+    this.latency.record(ms, now);
     this.ewmaMs += EWMA_ALPHA * (ms - this.ewmaMs);
     this.consecutiveFailures = 0;
   }

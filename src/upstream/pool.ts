@@ -1,28 +1,80 @@
-// The node pool: upstream nodes, the router the hot path asks for a node, and the health loop.
+// The node pool: upstream nodes, the router the hot path asks for a node (default routing, or
+// the affinity slot's node sequence), and the health loop.
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { pickNode } from '../routing/select.js';
 import type { Router, UpstreamCall } from './call.js';
-import { HealthChecker } from './health.js';
-import { UpstreamNode } from './node.js';
+import { HealthChecker, probe, type HealthOptions } from './health.js';
+import { UpstreamNode, type EjectPolicy, type NodeSpec } from './node.js';
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
   maxAttempts: number;
   readonly health: HealthChecker;
+  /** Set by start(): xxhash-wasm loads asynchronously. */
+  hasher: KeyHasher | null = null;
+  keyMap: KeyMap;
+  private readonly seed: number;
+  /** The call being routed by keyed(), read by the pick predicates (avoids a closure per call). */
+  private routing: UpstreamCall | null = null;
+  /** Shared by every node and the health loop; reload updates them in place. */
+  private readonly policy: EjectPolicy;
+  private readonly healthOpts: HealthOptions;
+  private connectTimeout: number;
+  /** Closes of nodes removed by a reload (they finish their in-flight requests first). */
+  private readonly retiring = new Set<Promise<void>>();
 
   constructor(config: Config, private readonly log: Logger) {
     this.maxAttempts = config.routing.maxAttempts;
-    const connectTimeout = Math.min(config.limits.upstreamTimeoutMs, 10_000);
-    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, config.health, connectTimeout));
-    this.health = new HealthChecker(() => this.nodes, { chain: config.chain, ...config.health }, {
+    this.connectTimeout = Math.min(config.limits.upstreamTimeoutMs, 10_000);
+    const h = config.health;
+    this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
+    this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
+    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.connectTimeout));
+    this.seed = config.affinity.seed;
+    this.keyMap = new KeyMap(this.nodes);
+    this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed'),
     });
   }
 
   route(call: UpstreamCall): UpstreamNode | null {
-    return pickNode(this.nodes, call.tried);
+    return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call);
+  }
+
+  /**
+   * Key affinity: the slot's primary node while it is healthy (or merely lagging), else the
+   * next in the slot's fixed fallback sequence; retries walk the same sequence. Unhealthy
+   * nodes are a last resort; ejected and drained ones are never chosen.
+   */
+  private keyed(call: UpstreamCall): UpstreamNode | null {
+    this.routing = call;
+    let i = this.keyMap.pick(call.slot, this.preferred);
+    if (i < 0) i = this.keyMap.pick(call.slot, this.lastResort);
+    this.routing = null;
+    return i < 0 ? null : this.nodes[i]!;
+  }
+
+  private readonly preferred = (i: number): boolean => {
+    const n = this.nodes[i]!;
+    return (n.state === 'healthy' || n.state === 'lagging') && !n.drained && n.weight > 0 && (n.bit & this.routing!.tried) === 0;
+  };
+
+  private readonly lastResort = (i: number): boolean => {
+    const n = this.nodes[i]!;
+    return n.state === 'unhealthy' && !n.drained && n.weight > 0 && (n.bit & this.routing!.tried) === 0;
+  };
+
+  /** Affinity key or client IP → slot. */
+  slot(key: string): number {
+    return this.hasher!.slot(key);
+  }
+
+  /** Rebuilds the key → node table after node or weight changes (only keys that must move do). */
+  rebuildKeyMap(): void {
+    this.keyMap = new KeyMap(this.nodes);
   }
 
   byId(id: string): UpstreamNode | undefined {
@@ -31,12 +83,98 @@ export class NodePool implements Router {
 
   /** First probe round before traffic, then every interval. */
   async start(): Promise<void> {
+    this.hasher = await KeyHasher.create(this.seed);
     await this.health.round();
     this.health.start();
   }
 
+  // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
+
+  /** Hook after weights, drains or the node set changed. */
+  onTopologyChange(): void {
+    this.rebuildKeyMap();
+  }
+
+  setWeight(id: string, weight: number): UpstreamNode | undefined {
+    const n = this.byId(id);
+    if (n === undefined) return undefined;
+    n.weight = weight;
+    this.onTopologyChange();
+    return n;
+  }
+
+  setDrained(id: string, drained: boolean): UpstreamNode | undefined {
+    const n = this.byId(id);
+    if (n === undefined) return undefined;
+    n.drained = drained;
+    this.onTopologyChange();
+    return n;
+  }
+
+  /** Reload: attempts, eject policy and health probing (from the next round). */
+  configure(config: Config): void {
+    const h = config.health;
+    this.maxAttempts = config.routing.maxAttempts;
+    this.connectTimeout = Math.min(config.limits.upstreamTimeoutMs, 10_000);
+    Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
+    Object.assign(this.healthOpts, { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs });
+  }
+
+  /**
+   * Reload: makes the node set match `specs`, in their order. A node with the same id and url
+   * is kept as it is (pool, state, counters, weight: the caller applies weight changes). New
+   * nodes, and nodes whose url changed, are probed once before they take traffic. Nodes that
+   * leave stop being routed at once and are closed after their in-flight requests finish.
+   */
+  async replaceNodes(specs: readonly NodeSpec[]): Promise<{ added: string[]; removed: string[]; replaced: string[] }> {
+    const current = new Map(this.nodes.map((n) => [n.id, n]));
+    const kept = new Set<UpstreamNode>();
+    for (const s of specs) {
+      const n = current.get(s.id);
+      if (n !== undefined && n.url === s.url) kept.add(n);
+    }
+    const usedBits = new Set([...kept].map((n) => 31 - Math.clz32(n.bit)));
+    const fresh = new Map<string, UpstreamNode>();
+    for (const s of specs) {
+      const n = current.get(s.id);
+      if (n !== undefined && kept.has(n)) continue;
+      let index = 0;
+      while (index < 31 && usedBits.has(index)) index++;
+      usedBits.add(index);
+      fresh.set(s.id, new UpstreamNode(s, index, this.policy, this.connectTimeout));
+    }
+    const results = await Promise.all([...fresh.values()].map((n) => probe(n, this.healthOpts)));
+    const best = Math.max(-1, ...[...kept].filter((n) => n.state === 'healthy' || n.state === 'lagging').map((n) => n.slot), ...results.map((r) => (r.ok ? r.slot : -1)));
+    [...fresh.values()].forEach((n, i) => {
+      const r = results[i]!;
+      if (r.ok) {
+        n.slot = r.slot;
+        n.state = best - r.slot > this.healthOpts.maxSlotLag ? 'lagging' : 'healthy';
+      } else {
+        n.state = 'unhealthy';
+        n.lastError = r.reason;
+      }
+    });
+    const next = specs.map((s) => fresh.get(s.id) ?? current.get(s.id)!);
+    const leaving = this.nodes.filter((n) => !next.includes(n));
+    this.nodes = next;
+    this.onTopologyChange();
+    for (const n of leaving) {
+      const closing: Promise<void> = n
+        .close()
+        .catch(() => n.destroy())
+        .finally(() => this.retiring.delete(closing));
+      this.retiring.add(closing);
+    }
+    return {
+      added: [...fresh.keys()].filter((id) => !current.has(id)),
+      removed: leaving.filter((n) => !fresh.has(n.id)).map((n) => n.id),
+      replaced: [...fresh.keys()].filter((id) => current.has(id)),
+    };
+  }
+
   async close(): Promise<void> {
     this.health.stop();
-    await Promise.all(this.nodes.map((n) => n.close().catch(() => n.destroy())));
+    await Promise.all([...this.nodes.map((n) => n.close().catch(() => n.destroy())), ...this.retiring]);
   }
 }

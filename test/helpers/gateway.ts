@@ -29,6 +29,8 @@ export interface HarnessOptions {
   extraNodes?: { id: string; url: string; weight?: number }[];
   /** Config overrides (merged over the harness defaults). */
   config?: Record<string, unknown>;
+  /** Start the admin listener on an ephemeral port (`h.gw.admin`); set `config.admin.token` for auth. */
+  admin?: boolean;
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -49,7 +51,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     log: { level: 'silent' },
   };
   const config: Config = resolveConfig(deepMerge(base, opts.config ?? {}));
-  const gw = await startGateway(config, { log: silentLogger() });
+  const gw = await startGateway(config, { log: silentLogger(), adminEphemeral: opts.admin === true });
   const url = gw.url;
   const post: Harness['post'] = async (body, o = {}) => {
     const res = await fetch(url + (o.path ?? `/api-token/${TOKEN}`), {

@@ -1,0 +1,213 @@
+// Config reload (POST /admin/reload, SIGHUP): read the file again, validate it, and apply it
+// to the running gateway without touching client connections. A file that does not validate
+// changes nothing. What the file changed is applied; live changes made through the admin API
+// to things the file did not change (a node's weight, a drain) are kept.
+
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { RuntimeRef } from '../gateway/http.js';
+import { buildRuntime, type Runtime } from '../gateway/runtime.js';
+import { hashToken, tokenPrefix, type TokenTable } from '../gateway/tokens.js';
+import type { NodePool } from '../upstream/pool.js';
+
+export class ReloadError extends Error {
+  constructor(
+    /** HTTP status for the admin API: 409 nothing to reload, 400 invalid config. */
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ReloadError';
+  }
+}
+
+export interface ReloadSummary {
+  /** False when the file matches the running config. */
+  changed: boolean;
+  nodes: {
+    added: string[];
+    removed: string[];
+    /** Same id, new url: a new connection pool; the old one finishes its in-flight requests. */
+    replaced: string[];
+    weights: Record<string, { from: number; to: number }>;
+  };
+  /** Static tokens (`tokens:` in the file). */
+  tokens: { added: number; removed: number; changed: number };
+  /** Changed settings now in effect (paths like `limits.maxBatch`). */
+  applied: string[];
+  /** Changed settings that take effect only after a restart. */
+  restartRequired: string[];
+}
+
+/** Settings applied live; any other changed path needs a restart. */
+const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'rateLimits', 'health', 'log'];
+
+/** Runtime fields that are state, not config: never replaced by a reload. */
+const RUNTIME_STATE = new Set<string>(['inflight', 'draining', 'onIdle']);
+
+interface Configurable {
+  configure(config: Config): void;
+}
+
+function isConfigurable(v: unknown): v is Configurable {
+  return typeof v === 'object' && v !== null && typeof (v as { configure?: unknown }).configure === 'function';
+}
+
+/**
+ * Rebuilds the Runtime's config-derived fields in place (requests in flight hold this object).
+ * A field whose object has `configure(config)` is reconfigured, keeping its state (e.g. rate
+ * limit buckets); other fields are replaced by freshly built values.
+ */
+export function applyRuntimeConfig(rt: Runtime, config: Config): void {
+  const fresh = buildRuntime(config, rt);
+  const target = rt as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(fresh)) {
+    if (RUNTIME_STATE.has(k)) continue;
+    const cur = target[k];
+    if (cur === v) continue;
+    if (isConfigurable(cur)) cur.configure(config);
+    else target[k] = v;
+  }
+}
+
+/** Changed paths, one or two levels deep (`limits.maxBatch`, `exposeNode`); nodes and tokens excluded. */
+function changedPaths(a: Config, b: Config): string[] {
+  const out: string[] = [];
+  const same = (x: unknown, y: unknown): boolean => JSON.stringify(x) === JSON.stringify(y);
+  for (const k of Object.keys(b) as (keyof Config)[]) {
+    if (k === 'nodes' || k === 'tokens') continue;
+    const x = a[k] as unknown;
+    const y = b[k] as unknown;
+    if (same(x, y)) continue;
+    if (typeof y === 'object' && y !== null && !Array.isArray(y) && typeof x === 'object' && x !== null) {
+      for (const sub of Object.keys(y)) {
+        if (!same((x as Record<string, unknown>)[sub], (y as Record<string, unknown>)[sub])) out.push(`${k}.${sub}`);
+      }
+    } else out.push(k);
+  }
+  return out;
+}
+
+const isLive = (path: string): boolean => LIVE.some((p) => path === p || path.startsWith(p + '.'));
+
+export interface ReloadParts {
+  /** The file the gateway was started with; null in demo mode (nothing to reload). */
+  configPath: string | null;
+  pool: NodePool;
+  ref: RuntimeRef;
+  tokens: TokenTable;
+  log: Logger;
+  /** Adjusts a freshly loaded config like at start (e.g. a --port given on the command line). */
+  prepare?: ((config: Config) => void) | undefined;
+  /** Called with the new admin token when it changed. */
+  setAdminToken(token: string): void;
+}
+
+export class Reloader {
+  private current: Config;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly parts: ReloadParts,
+    config: Config,
+  ) {
+    this.current = config;
+  }
+
+  get config(): Config {
+    return this.current;
+  }
+
+  /** Reloads (one at a time); rejects with ReloadError, changing nothing, when it can't. */
+  reload(): Promise<ReloadSummary> {
+    const run = this.queue.then(() => this.run());
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async run(): Promise<ReloadSummary> {
+    const path = this.parts.configPath;
+    if (path === null) throw new ReloadError(409, 'nothing to reload: jumpgate was started without --config (demo mode)');
+    let next: Config;
+    try {
+      next = loadConfig(path);
+      this.parts.prepare?.(next);
+      if (next.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required'], path);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ReloadError(400, err.message);
+      throw err;
+    }
+    const summary = await this.apply(next);
+    this.parts.log.info({ ...summary, config: path }, summary.changed ? 'config reloaded' : 'config reloaded, nothing changed');
+    return summary;
+  }
+
+  private async apply(next: Config): Promise<ReloadSummary> {
+    const { pool, ref, tokens, log } = this.parts;
+    const prev = this.current;
+    const paths = changedPaths(prev, next);
+
+    // Nodes: the set, then weights the file changed for nodes that stay.
+    const nodes = { added: [] as string[], removed: [] as string[], replaced: [] as string[], weights: {} as Record<string, { from: number; to: number }> };
+    const before = JSON.stringify(prev.nodes);
+    if (before !== JSON.stringify(next.nodes)) {
+      const set = await pool.replaceNodes(next.nodes);
+      Object.assign(nodes, set);
+      const prevSpec = new Map(prev.nodes.map((s) => [s.id, s]));
+      let reweighted = false;
+      for (const spec of next.nodes) {
+        const old = prevSpec.get(spec.id);
+        const node = pool.byId(spec.id);
+        if (old === undefined || node === undefined || set.replaced.includes(spec.id) || old.weight === spec.weight) continue;
+        nodes.weights[spec.id] = { from: node.weight, to: spec.weight };
+        node.weight = spec.weight;
+        // Weight 0 in the file means drained; leaving 0 undrains.
+        if (spec.weight === 0) node.drained = true;
+        else if (old.weight === 0) node.drained = false;
+        reweighted = true;
+      }
+      if (reweighted) pool.onTopologyChange();
+    }
+
+    // Static tokens: replace the previous file's entries (tokens from the store stay).
+    const oldTokens = new Map(prev.tokens.map((t) => [t.token, t]));
+    const newTokens = new Set(next.tokens.map((t) => t.token));
+    const tok = { added: 0, removed: 0, changed: 0 };
+    for (const t of prev.tokens) {
+      if (newTokens.has(t.token)) continue;
+      tokens.removeHashed(hashToken(t.token));
+      tok.removed++;
+    }
+    for (const t of next.tokens) {
+      const o = oldTokens.get(t.token);
+      if (o !== undefined && o.stack === t.stack && o.active === t.active) continue;
+      const prefix = tokenPrefix(t.token);
+      tokens.addPlain(t.token, { id: 'static:' + prefix, prefix, stack: t.stack, active: t.active });
+      if (o === undefined) tok.added++;
+      else tok.changed++;
+    }
+
+    // Settings.
+    pool.configure(next);
+    applyRuntimeConfig(ref.rt, next);
+    if (prev.log.level !== next.log.level) log.level = next.log.level;
+    if (prev.admin.token !== next.admin.token) this.parts.setAdminToken(next.admin.token);
+
+    const applied = paths.filter(isLive);
+    const restartRequired = paths.filter((p) => !isLive(p));
+    // What runs keeps the old values of settings that need a restart, so later reloads
+    // compare against what is running.
+    for (const p of restartRequired) {
+      const [top, sub] = p.split('.') as [keyof Config, string | undefined];
+      const n = next as unknown as Record<string, Record<string, unknown>>;
+      const o = prev as unknown as Record<string, Record<string, unknown>>;
+      if (sub === undefined) n[top] = o[top]!;
+      else n[top]![sub] = o[top]![sub];
+    }
+    this.current = next;
+    const nodesChanged = nodes.added.length + nodes.removed.length + nodes.replaced.length + Object.keys(nodes.weights).length > 0;
+    const changed = nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || before !== JSON.stringify(next.nodes);
+    return { changed, nodes, tokens: tok, applied, restartRequired };
+  }
+}

@@ -1,0 +1,94 @@
+// JSON shapes of the admin API, and the checks of what it accepts.
+
+import { bestSlot, slotLag } from '../metrics/nodes.js';
+import type { UpstreamNode } from '../upstream/node.js';
+
+export interface NodeView {
+  id: string;
+  url: string;
+  state: string;
+  weight: number;
+  drained: boolean;
+  /** Can take new traffic: not drained, weight > 0, not ejected. */
+  routable: boolean;
+  /** Last slot (block number) from the health probe; null until known. */
+  slot: number | null;
+  /** Slots behind the best node; null until known. */
+  lag: number | null;
+  inflight: number;
+  /** Attempts sent (retries included) and failed, since the node was added. */
+  requests: number;
+  failures: number;
+  ewmaMs: number;
+  /** Successful attempts over the last 50–60 s, in ms; percentiles are null while count is 0. */
+  latency: { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null };
+  lastError: string | null;
+}
+
+const ms3 = (us: number): number => Math.round(us) / 1000;
+
+export function nodeView(n: UpstreamNode, best: number, now: number): NodeView {
+  const l = n.latency.window.summary(now);
+  const p = (us: number): number | null => (l.count === 0 ? null : ms3(us));
+  return {
+    id: n.id,
+    url: n.url,
+    state: n.state,
+    weight: n.weight,
+    drained: n.drained,
+    routable: n.routable(),
+    slot: n.slot < 0 ? null : n.slot,
+    lag: slotLag(n, best),
+    inflight: n.inflight,
+    requests: n.requests,
+    failures: n.failures,
+    ewmaMs: Math.round(n.ewmaMs * 1000) / 1000,
+    latency: { count: l.count, p50: p(l.p50), p90: p(l.p90), p99: p(l.p99), p999: p(l.p999) },
+    lastError: n.lastError,
+  };
+}
+
+export function nodesView(nodes: readonly UpstreamNode[], now = performance.now()): NodeView[] {
+  const best = bestSlot(nodes);
+  return nodes.map((n) => nodeView(n, best, now));
+}
+
+export interface NodePatch {
+  weight?: number;
+  drained?: boolean;
+}
+
+const PATCH_FIELDS = ['weight', 'drained'];
+
+function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 37) + '...' : v);
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  return String(v);
+}
+
+/** Checks a PATCH body; returns the patch, or the problem (naming the field). */
+export function parsePatch(text: string): NodePatch | string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return 'body must be JSON, e.g. {"weight": 2} or {"drained": true}';
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return `body must be a JSON object with "weight" and/or "drained", got ${show(body)}`;
+  const o = body as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!PATCH_FIELDS.includes(k)) return `unknown field ${JSON.stringify(k)}; allowed: weight, drained`;
+  const patch: NodePatch = {};
+  if ('weight' in o) {
+    const w = o.weight;
+    if (typeof w !== 'number' || !Number.isFinite(w) || w < 0) return `weight: expected a number >= 0, got ${show(w)}`;
+    patch.weight = w;
+  }
+  if ('drained' in o) {
+    if (typeof o.drained !== 'boolean') return `drained: expected true or false, got ${show(o.drained)}`;
+    patch.drained = o.drained;
+  }
+  if (patch.weight === undefined && patch.drained === undefined) return 'nothing to change: give "weight" (a number >= 0) and/or "drained" (true or false)';
+  return patch;
+}

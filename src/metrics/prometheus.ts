@@ -1,0 +1,205 @@
+// Prometheus exporter. The hot path only bumps plain counters (nested Maps of small cell
+// objects, bounded in size); prom-client's registry formats them at scrape time through
+// metrics whose values are computed in `get()`. Node gauges are read from the live pool then.
+//
+// Cardinality: method labels come from clients, so at most `maxMethods` distinct names are
+// kept (names longer than 64 characters never are); later ones count as `(other)`. Node
+// labels are configured node ids, plus `(none)` (no node served the answer) and
+// `(multiple)` (a batch split over several nodes). Status labels are HTTP status codes.
+
+import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import type { UpstreamNode } from '../upstream/node.js';
+import { Buckets } from './buckets.js';
+import { bestSlot, NODE_STATES, slotLag } from './nodes.js';
+import type { RequestRecorder } from './recorder.js';
+
+export const METHOD_NONE = '(none)';
+export const METHOD_BATCH = '(batch)';
+export const METHOD_OTHER = '(other)';
+export const NODE_NONE = '(none)';
+export const NODE_MULTIPLE = '(multiple)';
+export const DEFAULT_MAX_METHODS = 256;
+const MAX_METHOD_LENGTH = 64;
+
+export interface MetricsSources {
+  /** The pool's current nodes. */
+  nodes(): readonly UpstreamNode[];
+  /** Client requests accepted and not yet answered. */
+  inflight(): number;
+}
+
+class Cell {
+  n = 0;
+}
+
+/** status line → node label → count */
+type StatusMap = Map<string, Map<string, Cell>>;
+
+type Labels = Record<string, string>;
+interface Sample {
+  labels: Labels;
+  value: number;
+  metricName?: string;
+}
+
+/** A metric whose samples are computed at scrape time (prom-client calls `get()`). */
+function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', samples: () => Sample[]): Metric {
+  const m = {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
+    reset: () => {},
+  };
+  return m as unknown as Metric;
+}
+
+function histogramSamples(name: string, labels: Labels, b: Buckets, out: Sample[]): void {
+  let cum = 0;
+  for (let i = 0; i < b.boundsSec.length; i++) {
+    cum += b.counts[i]!;
+    out.push({ metricName: name + '_bucket', labels: { ...labels, le: String(b.boundsSec[i]) }, value: cum });
+  }
+  cum += b.counts[b.boundsSec.length]!;
+  out.push({ metricName: name + '_bucket', labels: { ...labels, le: '+Inf' }, value: cum });
+  out.push({ metricName: name + '_sum', labels, value: b.sumMs / 1000 });
+  out.push({ metricName: name + '_count', labels, value: b.count });
+}
+
+let processRegistry: Registry | null = null;
+
+/** Process metrics (CPU, memory, event loop lag, GC…), one set per process. */
+function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export class GatewayMetrics implements RequestRecorder {
+  readonly registry = new Registry();
+  readonly contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+  private readonly methods = new Map<string, StatusMap>();
+  private readonly other: StatusMap = new Map();
+  private clientMethods = 0;
+  private readonly duration = new Buckets();
+  private readonly limited = new Map<string, Cell>();
+
+  constructor(
+    private readonly src: MetricsSources,
+    readonly maxMethods = DEFAULT_MAX_METHODS,
+  ) {
+    this.methods.set(METHOD_NONE, new Map());
+    this.methods.set(METHOD_BATCH, new Map());
+    this.methods.set(METHOD_OTHER, this.other);
+    this.register();
+  }
+
+  request(method: string, batch: boolean, status: string, nodeIds: string, ms: number): void {
+    const key = batch ? METHOD_BATCH : method === '' ? METHOD_NONE : method;
+    let byStatus = this.methods.get(key);
+    if (byStatus === undefined) byStatus = this.addMethod(key);
+    let byNode = byStatus.get(status);
+    if (byNode === undefined) byStatus.set(status, (byNode = new Map()));
+    const node = nodeIds === '' ? NODE_NONE : nodeIds.indexOf(',') === -1 ? nodeIds : NODE_MULTIPLE;
+    let cell = byNode.get(node);
+    if (cell === undefined) byNode.set(node, (cell = new Cell()));
+    cell.n++;
+    this.duration.observeMs(ms);
+  }
+
+  private addMethod(method: string): StatusMap {
+    if (this.clientMethods >= this.maxMethods || method.length > MAX_METHOD_LENGTH) return this.other;
+    const m: StatusMap = new Map();
+    this.methods.set(method, m);
+    this.clientMethods++;
+    return m;
+  }
+
+  rateLimited(scope: string): void {
+    let cell = this.limited.get(scope);
+    if (cell === undefined) {
+      if (this.limited.size >= 16) return;
+      this.limited.set(scope, (cell = new Cell()));
+    }
+    cell.n++;
+  }
+
+  /** The exposition text (gateway metrics, then process metrics). */
+  async text(): Promise<string> {
+    const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return own + proc;
+  }
+
+  private register(): void {
+    const r = this.registry;
+    const nodes = (): readonly UpstreamNode[] => this.src.nodes();
+    const perNode = (value: (n: UpstreamNode) => number) => (): Sample[] => nodes().map((n) => ({ labels: { node: n.id }, value: value(n) }));
+
+    r.registerMetric(
+      computed('jumpgate_requests_total', 'Client HTTP requests answered, by JSON-RPC method ((batch) for batches), HTTP status and serving node', 'counter', () => {
+        const sums = new Map<string, Sample>();
+        for (const [method, byStatus] of this.methods) {
+          for (const [line, byNode] of byStatus) {
+            const sp = line.indexOf(' ');
+            const status = sp === -1 ? line : line.slice(0, sp);
+            for (const [node, cell] of byNode) {
+              const k = method + '\0' + status + '\0' + node;
+              const s = sums.get(k);
+              if (s === undefined) sums.set(k, { labels: { method, status, node }, value: cell.n });
+              else s.value += cell.n;
+            }
+          }
+        }
+        return [...sums.values()];
+      }),
+    );
+    r.registerMetric(
+      computed('jumpgate_request_duration_seconds', 'Time from a request being accepted to its answer', 'histogram', () => {
+        const out: Sample[] = [];
+        histogramSamples('jumpgate_request_duration_seconds', {}, this.duration, out);
+        return out;
+      }),
+    );
+    r.registerMetric(computed('jumpgate_inflight_requests', 'Client requests accepted and not yet answered', 'gauge', () => [{ labels: {}, value: this.src.inflight() }]));
+    r.registerMetric(
+      computed('jumpgate_rate_limited_total', 'Requests refused by a rate limit (HTTP 429, code 7429), by scope', 'counter', () =>
+        [...this.limited].map(([scope, c]) => ({ labels: { scope }, value: c.n })),
+      ),
+    );
+    r.registerMetric(
+      computed('jumpgate_node_state', 'Node health state: 1 for the current state, 0 for the others', 'gauge', () => {
+        const out: Sample[] = [];
+        for (const n of nodes()) for (const s of NODE_STATES) out.push({ labels: { node: n.id, state: s }, value: n.state === s ? 1 : 0 });
+        return out;
+      }),
+    );
+    r.registerMetric(computed('jumpgate_node_weight', 'Operator weight of the node', 'gauge', perNode((n) => n.weight)));
+    r.registerMetric(computed('jumpgate_node_drained', '1 when the node is drained by the operator', 'gauge', perNode((n) => (n.drained ? 1 : 0))));
+    r.registerMetric(computed('jumpgate_node_slot', 'Last slot (block number) the node reported; -1 unknown', 'gauge', perNode((n) => n.slot)));
+    r.registerMetric(
+      computed('jumpgate_node_slot_lag', 'Slots behind the best node (omitted while unknown)', 'gauge', () => {
+        const list = nodes();
+        const best = bestSlot(list);
+        const out: Sample[] = [];
+        for (const n of list) {
+          const lag = slotLag(n, best);
+          if (lag !== null) out.push({ labels: { node: n.id }, value: lag });
+        }
+        return out;
+      }),
+    );
+    r.registerMetric(computed('jumpgate_node_inflight', 'Attempts in flight to the node', 'gauge', perNode((n) => n.inflight)));
+    r.registerMetric(computed('jumpgate_node_attempts_total', 'Attempts sent to the node (retries included)', 'counter', perNode((n) => n.requests)));
+    r.registerMetric(computed('jumpgate_node_failures_total', 'Attempts to the node that failed (connect error, timeout, reset, 5xx/429, unusable body)', 'counter', perNode((n) => n.failures)));
+    r.registerMetric(
+      computed('jumpgate_node_latency_seconds', 'Duration of successful attempts to the node', 'histogram', () => {
+        const out: Sample[] = [];
+        for (const n of nodes()) histogramSamples('jumpgate_node_latency_seconds', { node: n.id }, n.latency.buckets, out);
+        return out;
+      }),
+    );
+  }
+}
