@@ -230,6 +230,10 @@ export function keymapTable(r: KeymapBenchResult): string {
     const w = d.weights.length > 8 ? `${d.weights.length} nodes, ${new Set(d.weights).size === 1 ? 'equal' : '1..4'}` : `[${d.weights.join(',')}]`;
     lines.push(`| ${w} | ${d.maxRelErrorPct.toFixed(2)}% | ${d.maxSlotErrorPct.toFixed(2)}% |`);
   }
+  lines.push(
+    '',
+    `(Sampling noise alone: a node with share p gets a key share with relative σ ≈ √((1−p)/(p·n)) over n keys or slots, e.g. 0.9% for p = 1/80 over 1M keys, 0.87% over 2^20 slots.)`,
+  );
   lines.push('', '| change | keys moved | minimum | ratio | moves between other nodes |', '|---|---:|---:|---:|---:|');
   for (const x of r.moves) lines.push(`| ${x.change} | ${x.moved} | ${x.minimum} | ${x.ratio.toFixed(4)} | ${x.strayMoves} |`);
   lines.push('', '| nodes | weights | new KeyMap (ms) | resolve all 2^20 slots (ms) | per slot (ns) |', '|---:|---|---:|---:|---:|');

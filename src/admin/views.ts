@@ -19,6 +19,8 @@ export interface NodeView {
   /** Attempts sent (retries included) and failed, since the node was added. */
   requests: number;
   failures: number;
+  /** Attempts per second over the last ~5 s. */
+  rps: number;
   ewmaMs: number;
   /** Successful attempts over the last 50–60 s, in ms; percentiles are null while count is 0. */
   latency: { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null };
@@ -42,6 +44,7 @@ export function nodeView(n: UpstreamNode, best: number, now: number): NodeView {
     inflight: n.inflight,
     requests: n.requests,
     failures: n.failures,
+    rps: Math.round(n.recentRps(now) * 10) / 10,
     ewmaMs: Math.round(n.ewmaMs * 1000) / 1000,
     latency: { count: l.count, p50: p(l.p50), p90: p(l.p90), p99: p(l.p99), p999: p(l.p999) },
     lastError: n.lastError,

@@ -26,6 +26,7 @@ interface NodeRow {
   slot: number | null;
   lag: number | null;
   inflight: number;
+  rps: number;
   latency: { count: number; p50: number | null; p99: number | null };
 }
 
@@ -94,7 +95,7 @@ async function api(t: Target, method: string, path: string, body?: unknown): Pro
 const dash = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : String(v));
 
 export function nodesTable(rows: readonly NodeRow[]): string {
-  const head = ['ID', 'STATE', 'WEIGHT', 'DRAINED', 'SLOT', 'LAG', 'INFLIGHT', 'P50 MS', 'P99 MS'];
+  const head = ['ID', 'STATE', 'WEIGHT', 'DRAINED', 'SLOT', 'LAG', 'REQ/S', 'INFLIGHT', 'P50 MS', 'P99 MS'];
   const body = rows.map((n) => [
     n.id,
     n.state,
@@ -102,6 +103,7 @@ export function nodesTable(rows: readonly NodeRow[]): string {
     n.drained ? 'yes' : 'no',
     dash(n.slot),
     dash(n.lag),
+    String(Math.round(n.rps)),
     String(n.inflight),
     n.latency.count === 0 ? '-' : dash(n.latency.p50),
     n.latency.count === 0 ? '-' : dash(n.latency.p99),

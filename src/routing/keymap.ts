@@ -20,8 +20,14 @@
 //      - raising one node's weight only moves slots onto that node, lowering it only moves
 //        slots off it — the minimum possible (see test/unit/keymap.test.ts);
 //      - weight 0 never wins.
-//    The table (Uint16Array(S), 2 MiB) is built when the map is built, so a lookup is one
-//    array read. The rest of a slot's ranking (2nd, 3rd, … best score) is its fallback
+//    Slot owners live in a table (S entries: Uint8Array, 1 MiB, up to 255 nodes; else
+//    Uint16Array), so a lookup is one array read. The table fills lazily: a slot's owner is
+//    computed on its first lookup (O(nodes) draws + one log per distinct weight: ~40 ns for
+//    3 nodes, ~140–250 ns for 32, ~230–390 ns for 64) and kept. Building the whole table
+//    eagerly costs S times that (40–65 ms for 3 nodes, 140–260 ms for 32, 230–390 ms for 64,
+//    see bench/keymap.ts), too slow to do on every weight change on the event loop; lazily,
+//    `new KeyMap` takes ~0.2 ms and the cost is spread over the first lookups of each slot.
+//    The rest of a slot's ranking (2nd, 3rd, … best score) is its fallback
 //    sequence for when the owner is down or unhealthy; it is computed on demand in O(nodes)
 //    and depends only on the slot and the nodes, so it is the same on every gateway, other
 //    slots are untouched, and the slot returns to its owner when the owner is usable again.
@@ -41,7 +47,7 @@ import { jumpHash } from './jump.js';
 
 export const SLOT_BITS = 20;
 export const SLOTS = 1 << SLOT_BITS;
-/** Most nodes a map can hold (the table stores index + 1 as uint16). */
+/** Most nodes a map can hold (the table stores index + 1, at most as uint16). */
 export const MAX_KEYMAP_NODES = 0xffff;
 
 // --- key → slot --------------------------------------------------------------------------
@@ -51,10 +57,14 @@ export const MAX_KEYMAP_NODES = 0xffff;
 //   h64 → write into a BigUint64Array, read two Uint32Array cells   11.1 M/s
 //   h64 → Number(h >> 32n), Number(BigInt.asUintN(32, h))            7.7 M/s
 //   h64 → Number(h >> 32n), Number(h & 0xffffffffn)                  7.6 M/s
-//   TextEncoder.encodeInto a reused Uint8Array → h64Raw → BigUint64  7.2 M/s
+//   TextEncoder.encodeInto a reused Uint8Array → h64Raw → BigUint64  7.2 M/s (subarray per
+//     call), 7.6–8.4 M/s (a cached view per length); JS ASCII loop instead: 6.9 M/s
 //   h64ToString → two parseInt(…, 16)                                4.5 M/s
 //   (h64 alone with one BigInt op on the result: 8.7 M/s; h32 alone: 13 M/s)
-// A typed-array store converts the BigInt without allocating another one.
+// A typed-array store converts the BigInt without allocating another one. What is left,
+// ~85 ns a call, is xxhash-wasm's own wrapper: TextEncoder.encodeInto into wasm memory
+// (~35 ns for 40 bytes), the JS→wasm call with a BigInt seed, and two BigInt allocations on
+// the way back (the i64 result and the library's `& (2^64-1)`).
 const HALVES = new ArrayBuffer(8);
 const H64 = new BigUint64Array(HALVES);
 const H32 = new Uint32Array(HALVES);
@@ -213,9 +223,9 @@ export class KeyMap {
     this.groupInv = Float64Array.from([...groups.keys()].map((w) => 1 / w));
     let end = 0;
     this.groupEnd = Int32Array.from([...groups.values()].map((g) => (end += g.length)));
-    // 1 MiB for up to 255 nodes: a lookup of a random slot misses the CPU caches less than
-    // in a 2 MiB table (measured: ~235 → see bench/keymap.ts).
-    this.table = n < 0xff ? new Uint8Array(SLOTS) : new Uint16Array(SLOTS);
+    // 1 MiB for up to 255 nodes: a random slot misses the CPU caches less often than in a
+    // 2 MiB table (full lookup measured 235 ns → 200 ns with 65,536 keys cycling).
+    this.table = n <= 0xff ? new Uint8Array(SLOTS) : new Uint16Array(SLOTS);
   }
 
   /** Owner of a slot not looked up before: the best rank key, one log per weight group. */

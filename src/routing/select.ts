@@ -42,7 +42,9 @@ export function pickNode(nodes: readonly UpstreamNode[], exclude: number): Upstr
     if (count === 0) continue;
     const a = weightedPick(nodes, tier, exclude, total);
     if (count === 1) return a;
-    const b = weightedPick(nodes, tier, exclude, total);
+    // Two distinct candidates: drawing the same node twice would send it traffic however
+    // slow it is.
+    const b = weightedPick(nodes, tier, exclude | a.bit, total - a.weight);
     return score(b) < score(a) ? b : a;
   }
   return null;

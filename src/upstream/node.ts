@@ -43,6 +43,10 @@ export class UpstreamNode {
   lastError: string | null;
   requests: number;
   failures: number;
+  /** Ring of (time, requests) samples taken each second, for the recent request rate. */
+  private readonly rateTimes = new Float64Array(6);
+  private readonly rateCounts = new Float64Array(6);
+  private rateNext = 0;
   /** Successful attempts' durations: rolling HDR window (admin API) and Prometheus buckets. */
   readonly latency: NodeLatency;
 
@@ -77,6 +81,20 @@ export class UpstreamNode {
     this.requests = 0;
     this.failures = 0;
     this.latency = new NodeLatency();
+  }
+
+  /** Called once a second by the pool. */
+  sampleRate(now: number): void {
+    this.rateTimes[this.rateNext] = now;
+    this.rateCounts[this.rateNext] = this.requests;
+    this.rateNext = (this.rateNext + 1) % this.rateTimes.length;
+  }
+
+  /** Attempts per second over the last ~5 s (the oldest sample in the ring). */
+  recentRps(now: number): number {
+    const t = this.rateTimes[this.rateNext]!;
+    if (t === 0 || now <= t) return 0;
+    return ((this.requests - this.rateCounts[this.rateNext]!) * 1000) / (now - t);
   }
 
   /** Eligible for new traffic at all (operator view). */

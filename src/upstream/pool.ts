@@ -19,6 +19,7 @@ export class NodePool implements Router {
   private readonly seed: number;
   /** The call being routed by keyed(), read by the pick predicates (avoids a closure per call). */
   private routing: UpstreamCall | null = null;
+  private rateTimer: NodeJS.Timeout | null = null;
   /** Shared by every node and the health loop; reload updates them in place. */
   private readonly policy: EjectPolicy;
   private readonly healthOpts: HealthOptions;
@@ -86,6 +87,11 @@ export class NodePool implements Router {
     this.hasher = await KeyHasher.create(this.seed);
     await this.health.round();
     this.health.start();
+    this.rateTimer = setInterval(() => {
+      const now = performance.now();
+      for (const n of this.nodes) n.sampleRate(now);
+    }, 1000);
+    this.rateTimer.unref();
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -175,6 +181,7 @@ export class NodePool implements Router {
 
   async close(): Promise<void> {
     this.health.stop();
+    if (this.rateTimer !== null) clearInterval(this.rateTimer);
     await Promise.all([...this.nodes.map((n) => n.close().catch(() => n.destroy())), ...this.retiring]);
   }
 }

@@ -203,3 +203,32 @@ t.test('per-token and per-method limits', async (t) => {
   t.equal(r.status, 429, 'a 40-call batch exceeds the 30-call token burst');
   t.equal((JSON.parse(r.text) as { error: { data: { scope: string } } }).error.data.scope, 'token');
 });
+
+t.test('a weight change through the admin API moves the expected share of keys, and only those', async (t) => {
+  const h = await startHarness({ sims: [{}, {}, {}], admin: true, config: { admin: { token: 'admin-token-0123456789' } } });
+  t.teardown(() => h.close());
+  const keys = Array.from({ length: 1500 }, (_, i) => `w-${i}`);
+  const lookup = async (): Promise<Map<string, string>> => {
+    const m = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 100) {
+      const part = keys.slice(i, i + 100);
+      const nodes = await Promise.all(part.map((k) => identityFor(h, keyHeaders(k))));
+      part.forEach((k, j) => m.set(k, nodes[j]!));
+    }
+    return m;
+  };
+  const before = await lookup();
+  const res = await fetch(`http://127.0.0.1:${h.gw.admin!.port}/admin/nodes/n0`, {
+    method: 'PATCH',
+    headers: { authorization: 'Bearer admin-token-0123456789', 'content-type': 'application/json' },
+    body: '{"weight":2}',
+  });
+  t.equal(res.status, 200);
+  const after = await lookup();
+  const share = (m: Map<string, string>): number => [...m.values()].filter((n) => n === 'n0').length / keys.length;
+  t.ok(Math.abs(share(before) - 1 / 3) < 0.05, `n0 held about 1/3 of the keys (${share(before).toFixed(3)})`);
+  t.ok(Math.abs(share(after) - 1 / 2) < 0.05, `n0 holds about 1/2 after weight 2 (${share(after).toFixed(3)})`);
+  let wrongMove = 0;
+  for (const k of keys) if (before.get(k) !== after.get(k) && after.get(k) !== 'n0') wrongMove++;
+  t.equal(wrongMove, 0, 'keys only moved onto the heavier node');
+});

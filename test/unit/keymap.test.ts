@@ -437,7 +437,23 @@ t.test('sequence: primary first, every weighted node once, pick = first usable',
   }
 });
 
+t.test('more than 255 nodes (16-bit table)', async (t) => {
+  const nodes = nodesOf(Array.from({ length: 300 }, (_, i) => 1 + (i % 3)));
+  const map = new KeyMap(nodes);
+  let bad = 0;
+  let high = 0;
+  for (let i = 0; i < 5000; i++) {
+    const s = slots[i]!;
+    const p = map.primary(s);
+    if (p >= 256) high++;
+    if (p !== map.sequence(s)[0] || p !== map.primary(s)) bad++;
+  }
+  t.equal(bad, 0, 'owners agree with the ranking');
+  t.ok(high > 0, `indexes above 255 are stored (${high} of 5000)`);
+});
+
 t.test('invalid configurations are refused', async (t) => {
+  t.throws(() => new KeyMap(nodesOf(Array.from({ length: 65536 }, () => 1))), /at most/);
   t.throws(() => new KeyMap([{ id: 'a', weight: 1 }, { id: 'a', weight: 2 }]), /duplicate/);
   t.throws(() => new KeyMap([{ id: 'a', weight: -1 }]), /weight/);
   t.throws(() => new KeyMap([{ id: 'a', weight: NaN }]), /weight/);
