@@ -527,8 +527,8 @@ t.test('CLI: nodes, set-weight, drain, undrain, reload against a running gateway
   const list = await run(['nodes', ...base]);
   t.equal(list.code, 0, list.out);
   const rows = list.out.trim().split('\n');
-  t.match(rows[0], /^ID\s+STATE\s+WEIGHT\s+DRAINED\s+SLOT\s+LAG\s+INFLIGHT\s+P50 MS\s+P99 MS$/);
-  t.match(rows[1], /^n0\s+healthy\s+1\s+no\s+\d{9,}\s+\d+\s+0\s+[\d.]+\s+[\d.]+$/);
+  t.match(rows[0], /^ID\s+STATE\s+WEIGHT\s+DRAINED\s+SLOT\s+LAG\s+REQ\/S\s+INFLIGHT\s+P50 MS\s+P99 MS$/);
+  t.match(rows[1], /^n0\s+healthy\s+1\s+no\s+\d{9,}\s+\d+\s+\d+\s+0\s+[\d.]+\s+[\d.]+$/);
   t.match(rows[2], /^n1\s+healthy\s+1\s+no\s+/);
   const json = await run(['nodes', '--json', ...base]);
   t.same(
