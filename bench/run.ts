@@ -2,10 +2,14 @@
 //   parse   worker-pool threshold (inline vs piscina, by body size)
 //   s1      single getSlot, closed loop: direct to a simulated node vs through jumpgate
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
+//   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
+//   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
 // With no argument, all of them run. Results are printed and written to bench/results/.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { badInputTable, runBadInput } from './bad-input.js';
+import { hotkeysTable, runHotkeys } from './hotkeys.js';
+import { keymapTable, runKeymapBench } from './keymap.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS1, s1Table } from './s1-getslot.js';
 
@@ -29,7 +33,24 @@ if (all || wanted.includes('badinput')) {
   console.log('\nBad input: documented errors, bounded memory\n' + badInputTable(r));
   results.badinput = r;
 }
+if (all || wanted.includes('keymap')) {
+  const r = await runKeymapBench();
+  console.log('\nKey affinity map (1,000,000 keys)\n' + keymapTable(r));
+  results.keymap = r;
+}
+if (all || wanted.includes('hotkeys')) {
+  const r = runHotkeys(quick ? 100_000 : 1_000_000);
+  console.log('\nHot-key buckets under random keys\n' + hotkeysTable(r));
+  results.hotkeys = r;
+}
 mkdirSync(new URL('../../bench/results/', import.meta.url), { recursive: true });
 const file = new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);
-writeFileSync(file, JSON.stringify(results, (_k, v: unknown) => (v === Infinity ? null : v), 2) + '\n');
+// A run of some scenarios updates only their entries.
+let previous: Record<string, unknown> = {};
+try {
+  previous = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+} catch {
+  // first run
+}
+writeFileSync(file, JSON.stringify({ ...previous, ...results }, (_k, v: unknown) => (v === Infinity ? null : v), 2) + '\n');
 console.log(`\nresults written to ${file.pathname}`);
