@@ -1,5 +1,6 @@
 // Default routing (SPEC §4): healthy non-lagging nodes first, then lagging, then unhealthy;
-// within a tier, power-of-two-choices by weight, scored by EWMA latency × (in-flight + 1).
+// within a tier, power of two distinct choices drawn by weight, the lower of
+// EWMA latency × (in-flight + 1) / weight wins.
 
 import type { UpstreamNode } from '../upstream/node.js';
 
@@ -22,8 +23,10 @@ function weightedPick(nodes: readonly UpstreamNode[], tier: string, exclude: num
   return last!;
 }
 
+/** Lower is better. Weight divides the score too: the draw alone would lose the operator's
+ * weights whenever only two nodes are eligible (both are always drawn). */
 function score(n: UpstreamNode): number {
-  return n.ewmaMs * (n.inflight + 1);
+  return (n.ewmaMs * (n.inflight + 1)) / n.weight;
 }
 
 /** Best node not in `exclude` (bitmask of UpstreamNode.bit), or null when none is usable. */

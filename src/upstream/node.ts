@@ -90,11 +90,16 @@ export class UpstreamNode {
     this.rateNext = (this.rateNext + 1) % this.rateTimes.length;
   }
 
-  /** Attempts per second over the last ~5 s (the oldest sample in the ring). */
+  /** Attempts per second since the oldest sample in the ring (~5 s, less just after start). */
   recentRps(now: number): number {
-    const t = this.rateTimes[this.rateNext]!;
-    if (t === 0 || now <= t) return 0;
-    return ((this.requests - this.rateCounts[this.rateNext]!) * 1000) / (now - t);
+    const len = this.rateTimes.length;
+    for (let k = 0; k < len; k++) {
+      const i = (this.rateNext + k) % len;
+      const t = this.rateTimes[i]!;
+      if (t === 0) continue;
+      return now > t ? ((this.requests - this.rateCounts[i]!) * 1000) / (now - t) : 0;
+    }
+    return 0;
   }
 
   /** Eligible for new traffic at all (operator view). */
