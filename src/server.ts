@@ -12,10 +12,17 @@ import { buildRuntime, type Runtime } from './gateway/runtime.js';
 import { TokenTable, tokenPrefix } from './gateway/tokens.js';
 import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
+import { onInternalError } from './upstream/call.js';
 import { NodePool } from './upstream/pool.js';
+import { SubscriptionHub } from './ws/hub.js';
+import { attachWebSocket, type WsStats } from './ws/server.js';
 
 export interface Gateway {
   readonly port: number;
+  /** The extra WebSocket port (rpc.wsPort), 0 when none. */
+  readonly wsPort: number;
+  readonly hub: SubscriptionHub;
+  readonly wsStats: WsStats;
   readonly url: string;
   readonly pool: NodePool;
   readonly tokens: TokenTable;
@@ -62,6 +69,7 @@ export interface GatewayOptions {
 
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config.log.level);
+  onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   const pool = new NodePool(config, log);
@@ -70,16 +78,26 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
   const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
   const ref: RuntimeRef = { rt };
-  const app = attachRpcRoutes(uWS.App(), ref);
-  let sock: uWS.us_listen_socket;
+  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log);
+  pool.unusableListeners.push((node) => hub.nodeUnusable(node));
+  const wsStats: WsStats = { connections: 0, byToken: new Map() };
+  const app = uWS.App();
+  attachWebSocket(app, ref, hub, config.ws, wsStats);
+  attachRpcRoutes(app, ref);
+  const sockets: uWS.us_listen_socket[] = [];
   try {
-    sock = await listen(app, config.rpc.host, config.rpc.port);
+    sockets.push(await listen(app, config.rpc.host, config.rpc.port));
+    // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
+    if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
   } catch (err) {
+    app.close();
+    hub.close();
     await Promise.all([pool.close(), offload.close()]);
     throw err;
   }
-  const port = uWS.us_socket_local_port(sock);
-  log.info({ host: config.rpc.host, port, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+  const port = uWS.us_socket_local_port(sockets[0]!);
+  const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
+  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
 
   const auth = new AdminAuth(config.admin.token);
   const reloader = new Reloader(
@@ -108,13 +126,17 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const shutdown = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    hub.close();
     app.close();
     await Promise.all([pool.close(), offload.close(), admin?.close()]);
   };
 
   return {
     port,
+    wsPort,
     url: `http://${config.rpc.host}:${port}`,
+    hub,
+    wsStats,
     pool,
     tokens,
     ref,
@@ -125,7 +147,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
       const rt = ref.rt;
       rt.draining = true;
-      uWS.us_listen_socket_close(sock);
+      for (const sock of sockets) uWS.us_listen_socket_close(sock);
       if (rt.inflight > 0) {
         log.info({ inflight: rt.inflight }, 'draining in-flight requests');
         await new Promise<void>((resolve) => {

@@ -13,6 +13,12 @@ import type { TokenRecord } from './tokens.js';
 
 const EMPTY = '';
 
+/** Where a WebSocket call's answer goes. */
+export interface WsPeer {
+  readonly ip: string;
+  deliver(body: string | Buffer): void;
+}
+
 export class Exchange implements CallOwner {
   aborted = false;
   finished = false;
@@ -34,7 +40,8 @@ export class Exchange implements CallOwner {
   private settled = false;
 
   constructor(
-    readonly res: HttpResponse,
+    /** The HTTP response; null when the call came over a WebSocket (`peer`). */
+    readonly res: HttpResponse | null,
     readonly rt: Runtime,
     readonly token: TokenRecord,
     /** Value for Access-Control-Allow-Origin, '' for none. */
@@ -45,8 +52,11 @@ export class Exchange implements CallOwner {
     readonly expected: number,
     /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
     readonly xff: string,
+    /** Set for calls made over a WebSocket: the answer goes back on the socket. */
+    readonly peer: WsPeer | null = null,
   ) {
     rt.inflight++;
+    if (peer !== null) return; // the caller hands the whole frame to start()
     if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
     else this.parts = [];
   }
@@ -102,7 +112,15 @@ export class Exchange implements CallOwner {
 
   /** The client's IP (trusted proxies considered); only while the response is open. */
   clientIp(): string {
-    return this.rt.clientIp.resolve(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.xff);
+    if (this.peer !== null) return this.peer.ip;
+    return this.rt.clientIp.resolve(Buffer.from(this.res!.getRemoteAddressAsText()).toString(), this.xff);
+  }
+
+  /** A WebSocket frame's whole body (the HTTP path streams it in through onChunk). */
+  start(body: Buffer): void {
+    this.body = body;
+    this.received = body.length;
+    this.analyzeBody();
   }
 
   /**
@@ -234,7 +252,12 @@ export class Exchange implements CallOwner {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, performance.now() - this.startedAt);
-    const res = this.res;
+    if (this.peer !== null) {
+      // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
+      if (body.length > 0) this.peer.deliver(body);
+      return this.settle();
+    }
+    const res = this.res!;
     const rt = this.rt;
     const cors = this.corsOrigin;
     res.cork(() => {

@@ -7,6 +7,13 @@ import { Errors, type GatewayErrorSpec } from '../errors.js';
 import { isWs } from '../rpc/scan.js';
 import type { UpstreamNode } from './node.js';
 
+let reportInternalError: (err: unknown) => void = (err) => console.error('jumpgate: internal error while finishing a call', err);
+
+/** Where bugs surfacing in undici callbacks are reported (the server passes its logger). */
+export function onInternalError(fn: (err: unknown) => void): void {
+  reportInternalError = fn;
+}
+
 export interface CallOwner {
   /** The call is finished: `call.response` is set, or `call.error`. */
   onCallDone(call: UpstreamCall): void;
@@ -101,7 +108,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.done = true;
     clearTimeout(this.timer);
-    this.call.attemptEnded(this, failure, reason);
+    try {
+      this.call.attemptEnded(this, failure, reason);
+    } catch (err) {
+      // undici would swallow it and the client would wait forever: make it loud.
+      reportInternalError(err);
+    }
   }
 }
 

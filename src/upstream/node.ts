@@ -27,6 +27,8 @@ export class UpstreamNode {
   readonly url: string;
   readonly origin: string;
   readonly path: string;
+  /** The node's WebSocket: `ws` from the config, else the HTTP URL with a ws scheme. */
+  readonly wsUrl: string;
   /** Bit used in a request's tried-nodes mask (nodes past 31 share bit 31). */
   readonly bit: number;
   readonly pool: Pool;
@@ -56,6 +58,7 @@ export class UpstreamNode {
     this.url = spec.url;
     this.origin = u.origin;
     this.path = (u.pathname || '/') + u.search;
+    this.wsUrl = spec.ws ?? spec.url.replace(/^http/i, 'ws');
     this.bit = 1 << Math.min(index, 31);
     this.pool = new Pool(this.origin, {
       connections: 256,

@@ -20,6 +20,8 @@ export class NodePool implements Router {
   /** The call being routed by keyed(), read by the pick predicates (avoids a closure per call). */
   private routing: UpstreamCall | null = null;
   private rateTimer: NodeJS.Timeout | null = null;
+  /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
+  readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
   /** Shared by every node and the health loop; reload updates them in place. */
   private readonly policy: EjectPolicy;
   private readonly healthOpts: HealthOptions;
@@ -37,7 +39,10 @@ export class NodePool implements Router {
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
-      stateChanged: (node, from, reason) => this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed'),
+      stateChanged: (node, from, reason) => {
+        this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
+        if (node.state === 'unhealthy' || node.state === 'ejected') for (const l of this.unusableListeners) l(node);
+      },
     });
   }
 
@@ -114,6 +119,7 @@ export class NodePool implements Router {
     if (n === undefined) return undefined;
     n.drained = drained;
     this.onTopologyChange();
+    if (drained) for (const l of this.unusableListeners) l(n);
     return n;
   }
 

@@ -1,0 +1,97 @@
+// Pure helpers for WebSocket JSON-RPC: which methods subscribe and unsubscribe, the canonical
+// key of a subscription (what makes two subscriptions identical), and rewriting a node's
+// notification for a client by splicing the client's subscription id into the raw text.
+
+import { ID_KEY, memberSpan, trimmedSpan } from '../rpc/scan.js';
+
+export interface SubscriptionKind {
+  /** The method that cancels it (`slotUnsubscribe`, `eth_unsubscribe`). */
+  unsubscribe: string;
+  /** Slot-like streams are deduplicated and kept in order across failovers. */
+  slotLike: boolean;
+}
+
+/** Subscription methods and their unsubscribe partner; null when `method` does not subscribe. */
+export function subscriptionKind(method: string): SubscriptionKind | null {
+  if (method === 'eth_subscribe') return { unsubscribe: 'eth_unsubscribe', slotLike: false };
+  if (method.length > 9 && method.endsWith('Subscribe')) {
+    const base = method.slice(0, -9);
+    return { unsubscribe: base + 'Unsubscribe', slotLike: base === 'slot' || base === 'root' };
+  }
+  return null;
+}
+
+export function isUnsubscribe(method: string): boolean {
+  return method === 'eth_unsubscribe' || (method.length > 11 && method.endsWith('Unsubscribe'));
+}
+
+/** JSON with object keys sorted, so `{a,b}` and `{b,a}` params subscribe to the same thing. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return '[' + v.map(canonicalJson).join(',') + ']';
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return (
+      '{' +
+      Object.keys(o)
+        .sort()
+        .filter((k) => o[k] !== undefined)
+        .map((k) => JSON.stringify(k) + ':' + canonicalJson(o[k]))
+        .join(',') +
+      '}'
+    );
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+const PARAMS_KEY = Buffer.from('"params"');
+const SUBSCRIPTION_KEY = Buffer.from('"subscription"');
+const RESULT_KEY = Buffer.from('"result"');
+const SLOT_KEY = Buffer.from('"slot"');
+const span = new Int32Array(2);
+
+/** Where a notification's `params.subscription` sits, or null when the frame is not one. */
+export interface NotificationSpans {
+  /** Raw text of the node's subscription id. */
+  upstreamId: string;
+  /** The frame split around that id: client frame = head + clientId + tail. */
+  head: string;
+  tail: string;
+}
+
+export function notificationSpans(frame: Buffer): NotificationSpans | null {
+  const [s, e] = trimmedSpan(frame);
+  if (frame[s] !== 0x7b || !memberSpan(frame, s, e, PARAMS_KEY, span)) return null;
+  const ps = span[0]!;
+  const pe = span[1]!;
+  if (frame[ps] !== 0x7b || !memberSpan(frame, ps, pe, SUBSCRIPTION_KEY, span)) return null;
+  const is = span[0]!;
+  const ie = span[1]!;
+  return { upstreamId: frame.toString('utf8', is, ie), head: frame.toString('utf8', 0, is), tail: frame.toString('utf8', ie) };
+}
+
+/**
+ * The slot a slot-like notification carries (slotNotification: result.slot; rootNotification:
+ * result), or -1. Only small frames are slot-like, so reading them costs little.
+ */
+export function notificationSlot(frame: Buffer): number {
+  const [s, e] = trimmedSpan(frame);
+  if (!memberSpan(frame, s, e, PARAMS_KEY, span)) return -1;
+  const ps = span[0]!;
+  const pe = span[1]!;
+  if (!memberSpan(frame, ps, pe, RESULT_KEY, span)) return -1;
+  const rs = span[0]!;
+  const re = span[1]!;
+  if (frame[rs] === 0x7b) {
+    if (!memberSpan(frame, rs, re, SLOT_KEY, span)) return -1;
+    return Number(frame.toString('latin1', span[0], span[1]));
+  }
+  const n = Number(frame.toString('latin1', rs, re));
+  return Number.isFinite(n) ? n : -1;
+}
+
+/** Raw text of a response frame's id, or null. */
+export function frameId(frame: Buffer): string | null {
+  const [s, e] = trimmedSpan(frame);
+  if (frame[s] !== 0x7b || !memberSpan(frame, s, e, ID_KEY, span)) return null;
+  return frame.toString('utf8', span[0], span[1]);
+}

@@ -1,0 +1,104 @@
+// One WebSocket to one node, shared by every subscription the gateway holds there. Requests
+// (subscribe / unsubscribe) carry the gateway's own ids; notifications go to the hub.
+
+import { WebSocket } from 'undici';
+import type { Logger } from 'pino';
+import type { UpstreamNode } from '../upstream/node.js';
+import { frameId } from './frames.js';
+
+export type Reply = (frame: Buffer | null, error: string | null) => void;
+
+export interface UpstreamSocketEvents {
+  notification(conn: UpstreamSocket, frame: Buffer): void;
+  /** The socket is gone (closed, failed, or never opened); no frame arrives after this. */
+  closed(conn: UpstreamSocket, reason: string): void;
+}
+
+const CONNECT_TIMEOUT_MS = 5000;
+
+export class UpstreamSocket {
+  private ws: WebSocket | null;
+  open = false;
+  closed = false;
+  private readonly queue: string[] = [];
+  private readonly pending = new Map<number, Reply>();
+  private nextId = 1;
+  private readonly connectTimer: NodeJS.Timeout;
+
+  constructor(
+    readonly node: UpstreamNode,
+    readonly url: string,
+    private readonly events: UpstreamSocketEvents,
+    private readonly log: Logger,
+  ) {
+    this.ws = new WebSocket(url);
+    this.ws.binaryType = 'arraybuffer';
+    this.ws.addEventListener('open', () => {
+      clearTimeout(this.connectTimer);
+      this.open = true;
+      for (const f of this.queue.splice(0)) this.ws!.send(f);
+    });
+    this.ws.addEventListener('message', (ev) => this.onFrame(ev.data as string | ArrayBuffer));
+    this.ws.addEventListener('close', (ev) => this.shut(`closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`));
+    this.ws.addEventListener('error', () => this.shut('error'));
+    this.connectTimer = setTimeout(() => this.shut('connect timeout'), CONNECT_TIMEOUT_MS);
+    this.connectTimer.unref();
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Sends `{"method":…,"params":…}` with a fresh id; `reply` gets the response frame. */
+  request(method: string, paramsJson: string, reply: Reply): void {
+    if (this.closed) return reply(null, 'node socket closed');
+    const id = this.nextId++;
+    this.pending.set(id, reply);
+    const frame = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson}}`;
+    if (this.open) this.ws!.send(frame);
+    else this.queue.push(frame);
+  }
+
+  /** Fire-and-forget request (an unsubscribe whose answer nobody waits for). */
+  send(method: string, paramsJson: string): void {
+    this.request(method, paramsJson, () => undefined);
+  }
+
+  private onFrame(data: string | ArrayBuffer): void {
+    const frame = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data);
+    const id = frameId(frame);
+    if (id !== null && id !== 'null') {
+      const n = Number(id);
+      const reply = this.pending.get(n);
+      if (reply !== undefined) {
+        this.pending.delete(n);
+        reply(frame, null);
+      }
+      return;
+    }
+    this.events.notification(this, frame);
+  }
+
+  private shut(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.open = false;
+    clearTimeout(this.connectTimer);
+    try {
+      this.ws?.close();
+    } catch {
+      // already closing
+    }
+    this.ws = null;
+    this.log.warn({ node: this.node.id, reason }, 'node websocket closed');
+    // The hub learns first (it marks the node to avoid), then unanswered requests fail.
+    this.events.closed(this, reason);
+    const replies = [...this.pending.values()];
+    this.pending.clear();
+    for (const reply of replies) reply(null, reason);
+  }
+
+  close(): void {
+    this.shut('closed by gateway');
+  }
+}
