@@ -9,7 +9,7 @@ import type { Config } from './config/schema.js';
 import { attachRpcRoutes, type RuntimeRef } from './gateway/http.js';
 import { Offload } from './gateway/offload.js';
 import { buildRuntime, type Runtime } from './gateway/runtime.js';
-import { TokenTable, tokenPrefix } from './gateway/tokens.js';
+import { staticTokenRecord, TokenTable } from './gateway/tokens.js';
 import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
@@ -50,8 +50,7 @@ export function listen(app: uWS.TemplatedApp, host: string, port: number): Promi
 
 export function staticTokens(config: Config, table: TokenTable): void {
   for (const t of config.tokens) {
-    const prefix = tokenPrefix(t.token);
-    table.addPlain(t.token, { id: 'static:' + prefix, prefix, stack: t.stack, active: t.active });
+    table.addPlain(t.token, staticTokenRecord(t.token, t.stack, t.active));
   }
 }
 

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http.js';
 import { buildRuntime, type Runtime } from '../gateway/runtime.js';
-import { hashToken, tokenPrefix, type TokenTable } from '../gateway/tokens.js';
+import { hashToken, staticTokenRecord, type TokenTable } from '../gateway/tokens.js';
 import type { NodePool } from '../upstream/pool.js';
 
 export class ReloadError extends Error {
@@ -182,8 +182,7 @@ export class Reloader {
     for (const t of next.tokens) {
       const o = oldTokens.get(t.token);
       if (o !== undefined && o.stack === t.stack && o.active === t.active) continue;
-      const prefix = tokenPrefix(t.token);
-      tokens.addPlain(t.token, { id: 'static:' + prefix, prefix, stack: t.stack, active: t.active });
+      tokens.addPlain(t.token, staticTokenRecord(t.token, t.stack, t.active));
       if (o === undefined) tok.added++;
       else tok.changed++;
     }

@@ -26,6 +26,11 @@ export function tokenPrefix(token: string): string {
   return token.slice(0, 8);
 }
 
+/** A config token as a table record. Its id comes from the hash: prefixes can collide. */
+export function staticTokenRecord(token: string, stack: string, active: boolean): TokenRecord {
+  return { id: 'static:' + hashToken(token).toString('hex').slice(0, 16), prefix: tokenPrefix(token), stack, active };
+}
+
 export const LOOKUP_UNKNOWN = 0;
 export const LOOKUP_INACTIVE = 1;
 export const LOOKUP_OK = 2;

@@ -84,6 +84,8 @@ export async function runSimCli(argv: string[]): Promise<void> {
   }
   const node = await startSim({ id: cfg.id, host: cfg.host, port: cfg.port, ...cfg.knobs });
   process.stdout.write(`sim node ${node.id} listening on ${node.url}\n`);
+  const plusOne = node.wsUrlPlusOne !== '' ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)` : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
+  process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
   const stop = (): void => {
     void node.close().then(() => process.exit(0));
   };

@@ -20,6 +20,8 @@ export interface SimKnobs {
   dropRate: number;
   /** getHealth answers Solana's -32005 "Node is unhealthy". */
   unhealthy: boolean;
+  /** WS refused (upgrades answer 503); turning it on closes open WS connections (1001). */
+  wsDrop: boolean;
 }
 
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
@@ -31,6 +33,7 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   stallRate: 0,
   dropRate: 0,
   unhealthy: false,
+  wsDrop: false,
 });
 
 export const KNOB_NAMES = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];
@@ -90,8 +93,9 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         out.failMode = v as FailMode;
         break;
       case 'unhealthy':
-        if (typeof v !== 'boolean') throw new KnobError(k, 'unhealthy must be true or false');
-        out.unhealthy = v;
+      case 'wsDrop':
+        if (typeof v !== 'boolean') throw new KnobError(k, `${k} must be true or false`);
+        out[k] = v;
         break;
       default:
         throw new KnobError(k, `unknown knob ${k}`);

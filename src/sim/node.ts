@@ -2,11 +2,12 @@
 // path avoids per-request allocation beyond the body view and the response string.
 
 import * as uWS from 'uWebSockets.js';
-import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { trueSlot } from './chain.js';
 import { respond, type Exec } from './envelope.js';
 import { checkKnobs, DEFAULT_KNOBS, KNOB_NAMES, type SimKnobs } from './knobs.js';
 import { callMethod, MethodEnv, unhealthyError } from './methods.js';
+import { SimWs, type WsStats } from './ws.js';
 
 export type { FailMode, SimKnobs } from './knobs.js';
 export { KnobError } from './knobs.js';
@@ -20,7 +21,7 @@ export interface SimOptions extends Partial<SimKnobs> {
   host?: string;
 }
 
-export interface SimStats {
+export interface SimStats extends WsStats {
   /** HTTP requests to the RPC endpoint. */
   requests: number;
   /** JSON-RPC calls, batch elements included. */
@@ -32,13 +33,20 @@ export interface SimNode {
   readonly id: string;
   readonly port: number;
   readonly url: string;
+  /** WebSocket (PubSub) on the HTTP port: ws://host:P. */
+  readonly wsUrl: string;
+  /**
+   * The same WebSocket on P+1, where @solana/web3.js v1 looks for it; '' when an explicit
+   * port was given and P+1 was taken (with port 0 the sim picks P so that P+1 is free).
+   */
+  readonly wsUrlPlusOne: string;
   /** The current slot as served (after lag). */
   slot(): number;
   /** Changes knobs live; throws KnobError naming a bad knob. */
   set(knobs: Partial<SimKnobs>): void;
   knobs(): SimKnobs;
   readonly stats: SimStats;
-  /** Stops listening and closes every open connection. */
+  /** Stops listening (both ports) and closes every open connection, WebSockets included. */
   close(): Promise<void>;
 }
 
@@ -48,6 +56,18 @@ const BY_METHOD_MAX = 1000;
 const OTHER_METHODS = '(other)';
 const JSON_TYPE = 'application/json';
 const OK = '200 OK';
+// Exclusive: uWS otherwise sets SO_REUSEPORT, and a second process could share the port.
+const LISTEN_EXCLUSIVE = 1;
+const PICK_PORT_ATTEMPTS = 20;
+
+type ListenCb = (ls: us_listen_socket | false) => void;
+
+/** app.listen(host, port, options, cb): the native overload the typings leave out. */
+function listenOn(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket | false> {
+  return new Promise((resolve) => {
+    (app.listen as unknown as (h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(app, host, port, LISTEN_EXCLUSIVE, resolve);
+  });
+}
 
 interface Pending extends HttpResponse {
   aborted?: boolean;
@@ -83,9 +103,20 @@ function write(res: Pending, status: string, type: string, text: string): void {
 }
 
 class Sim implements SimNode {
-  readonly stats: SimStats = { requests: 0, calls: 0, byMethod: new Map() };
+  readonly stats: SimStats = {
+    requests: 0,
+    calls: 0,
+    byMethod: new Map(),
+    wsConnections: 0,
+    wsSubscriptions: 0,
+    wsSubscriptionsByMethod: new Map(),
+    wsMessages: 0,
+  };
   port = 0;
   url = '';
+  wsUrl = '';
+  wsUrlPlusOne = '';
+  private readonly ws: SimWs;
   private readonly state: SimKnobs;
   private readonly env: MethodEnv;
   readonly app: TemplatedApp;
@@ -107,8 +138,13 @@ class Sim implements SimNode {
   ) {
     this.state = knobs;
     this.env = new MethodEnv(id);
+    this.ws = new SimWs(
+      { slot: () => this.slot(), slotMs: () => this.state.slotMs, wsDrop: () => this.state.wsDrop },
+      this.stats,
+    );
     this.app = uWS
       .App()
+      .ws('/*', this.ws.behavior)
       .post('/sim/control', (res: Pending) => this.onControl(res))
       .get('/sim/stats', (res) => {
         res.writeHeader('Content-Type', JSON_TYPE).end(this.statsJson());
@@ -128,7 +164,9 @@ class Sim implements SimNode {
   }
 
   set(knobs: Partial<SimKnobs>): void {
-    Object.assign(this.state, checkKnobs(knobs));
+    const checked = checkKnobs(knobs);
+    Object.assign(this.state, checked);
+    if (checked.wsDrop === true) this.ws.dropAll(1001, 'wsDrop');
   }
 
   knobs(): SimKnobs {
@@ -138,6 +176,7 @@ class Sim implements SimNode {
   close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      this.ws.close();
       this.app.close();
     }
     return Promise.resolve();
@@ -226,18 +265,32 @@ class Sim implements SimNode {
     });
   }
 
-  listen(host: string, port: number): Promise<this> {
-    return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (ls) => {
-        if (ls === false) {
-          reject(new Error(`sim node ${this.id}: cannot listen on ${host}:${port}`));
-          return;
-        }
-        this.port = uWS.us_socket_local_port(ls);
-        this.url = `http://${host.includes(':') ? `[${host}]` : host}:${this.port}`;
-        resolve(this);
-      });
-    });
+  /** Listens on P and P+1 (web3.js v1 looks for the WS on P+1); port 0 picks P with P+1 free. */
+  async listen(host: string, port: number): Promise<this> {
+    const name = host.includes(':') ? `[${host}]` : host;
+    let main: us_listen_socket | false = false;
+    let plusOne: us_listen_socket | false = false;
+    for (let i = 0; i < (port === 0 ? PICK_PORT_ATTEMPTS : 1) && plusOne === false; i++) {
+      main = await listenOn(this.app, host, port);
+      if (main === false) break;
+      const p = uWS.us_socket_local_port(main);
+      if (p < 65535) plusOne = await listenOn(this.app, host, p + 1);
+      if (plusOne === false && port === 0) {
+        uWS.us_listen_socket_close(main);
+        main = false;
+      }
+    }
+    if (main === false) {
+      this.app.close();
+      throw new Error(
+        port === 0 ? `sim node ${this.id}: found no free port pair P, P+1 on ${host}` : `sim node ${this.id}: cannot listen on ${host}:${port}`,
+      );
+    }
+    this.port = uWS.us_socket_local_port(main);
+    this.url = `http://${name}:${this.port}`;
+    this.wsUrl = `ws://${name}:${this.port}`;
+    this.wsUrlPlusOne = plusOne === false ? '' : `ws://${name}:${this.port + 1}`;
+    return this;
   }
 }
 
