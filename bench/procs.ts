@@ -106,7 +106,10 @@ export async function startGatewayProc(nodes: { id: string; url: string }[], tok
     'tokens:',
     `  - { token: ${token}, stack: bench }`,
     extra,
-  ].join('\n');
+  ]
+    // A top-level key given in `extra` replaces the default line for it.
+    .filter((line, i, all) => i === all.length - 1 || !extra.split('\n').some((e) => e.includes(':') && line.startsWith(e.slice(0, e.indexOf(':') + 1))))
+    .join('\n');
   writeFileSync(file, yaml);
   const child = spawn(process.execPath, [CLI, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe']});
   await waitForPort(child, port, 'gateway');

@@ -4,12 +4,14 @@
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
+//   ws      1,000 slotSubscribe clients: upstream subscriptions, RSS per connection, delay
 // With no argument, all of them run. Results are printed and written to bench/results/.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { badInputTable, runBadInput } from './bad-input.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
+import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS1, s1Table } from './s1-getslot.js';
 
@@ -42,6 +44,11 @@ if (all || wanted.includes('hotkeys')) {
   const r = runHotkeys(quick ? 100_000 : 1_000_000);
   console.log('\nHot-key buckets under random keys\n' + hotkeysTable(r));
   results.hotkeys = r;
+}
+if (all || wanted.includes('ws')) {
+  const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
+  console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
+  results.ws = r;
 }
 mkdirSync(new URL('../../bench/results/', import.meta.url), { recursive: true });
 const file = new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);

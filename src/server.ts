@@ -107,7 +107,12 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
     try {
-      admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, log });
+      const ws = (): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> } => ({
+        connections: wsStats.connections,
+        sharedSubscriptions: hub.sharedCount,
+        upstreamSubscriptions: hub.upstreamSubscriptions(),
+      });
+      admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws, log });
     } catch (err) {
       if (opts.adminOptional === true) log.warn({ err: (err as Error).message }, 'admin API not started');
       else {

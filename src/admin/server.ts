@@ -22,6 +22,8 @@ export interface AdminDeps {
   reload(): Promise<ReloadSummary>;
   /** True while the gateway drains for shutdown (readiness fails). */
   draining(): boolean;
+  /** WebSocket figures: client connections, shared subscriptions, upstream ones per node. */
+  ws(): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
   log: Logger;
 }
 
@@ -98,8 +100,8 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
 
   const nodeMatch = NODE_PATH.exec(path);
-  if (path !== '/metrics' && path !== '/admin/nodes' && path !== '/admin/reload' && nodeMatch === null) {
-    throw new HttpError(404, `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /metrics, /healthz, /readyz`);
+  if (path !== '/metrics' && path !== '/admin/nodes' && path !== '/admin/reload' && path !== '/admin/ws' && nodeMatch === null) {
+    throw new HttpError(404, `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`);
   }
   authorize(deps, req);
 
@@ -113,6 +115,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (path === '/admin/nodes') {
     allow(req, ['GET']);
     return send(res, 200, nodesView(pool.nodes));
+  }
+  if (path === '/admin/ws') {
+    allow(req, ['GET']);
+    return send(res, 200, deps.ws());
   }
   if (path === '/admin/reload') {
     allow(req, ['POST']);

@@ -1,0 +1,113 @@
+// WebSocket fan-out: N clients subscribe to slotSubscribe through jumpgate. Reports the
+// upstream subscriptions the gateway holds per node (admin API), the gateway's RSS per idle
+// subscribed connection, and notification delay against a client subscribed to the nodes
+// directly (the node's own delay is the floor).
+
+import { WebSocket } from 'undici';
+import { freePort, startGatewayProc, startSimProc } from './procs.js';
+
+const TOKEN = 'bench-token-0123456789abcdef';
+const ADMIN = 'bench-admin-token-0123456789';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+function subscribe(url: string, onSlot: (slot: number, at: number) => void): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.addEventListener('open', () => {
+      ws.send('{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}');
+      resolve(ws);
+    });
+    ws.addEventListener('error', () => reject(new Error('websocket failed: ' + url)));
+    ws.addEventListener('message', (ev) => {
+      const at = performance.now();
+      const text = ev.data as string;
+      const i = text.indexOf('"slot":');
+      if (i > 0 && text.includes('slotNotification')) onSlot(Number.parseInt(text.slice(i + 7), 10), at);
+    });
+  });
+}
+
+export interface WsFanoutResult {
+  clients: number;
+  upstreamSubscriptions: Record<string, number>;
+  rssIdleMb: number;
+  rssConnectedMb: number;
+  kbPerConnection: number;
+  notifications: number;
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+}
+
+export async function runWsFanout(clients: number, seconds: number): Promise<WsFanoutResult> {
+  const sims = await Promise.all([startSimProc('ws-a', ['--slot-ms', '100']), startSimProc('ws-b', ['--slot-ms', '100'])]);
+  const adminPort = await freePort();
+  const gw = await startGatewayProc(
+    sims.map((s, i) => ({ id: `ws-${i}`, url: s.url })),
+    TOKEN,
+    `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 10} }`,
+  );
+  const sockets: WebSocket[] = [];
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssIdle = gw.rssBytes();
+    // Reference: the nodes' own notifications, straight from each node.
+    const firstSeen = new Map<number, number>();
+    const ref = (slot: number, at: number): void => {
+      const prev = firstSeen.get(slot);
+      if (prev === undefined || at < prev) firstSeen.set(slot, at);
+    };
+    for (const s of sims) sockets.push(await subscribe(s.url.replace('http', 'ws'), ref));
+    const arrivals: [number, number][] = [];
+    let measuring = false;
+    const wsUrl = gw.url.replace('http', 'ws') + `/api-token/${TOKEN}/`;
+    for (let i = 0; i < clients; i += 100) {
+      const part = await Promise.all(
+        Array.from({ length: Math.min(100, clients - i) }, () =>
+          subscribe(wsUrl, (slot, at) => {
+            if (measuring) arrivals.push([slot, at]);
+          }),
+        ),
+      );
+      sockets.push(...part);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssConnected = gw.rssBytes();
+    measuring = true;
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    measuring = false;
+    const stats = (await (await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as {
+      upstreamSubscriptions: Record<string, number>;
+    };
+    const delays = arrivals
+      .map(([slot, at]) => at - (firstSeen.get(slot) ?? NaN))
+      .filter((d) => Number.isFinite(d))
+      .sort((a, b) => a - b);
+    return {
+      clients,
+      upstreamSubscriptions: stats.upstreamSubscriptions,
+      rssIdleMb: rssIdle / 2 ** 20,
+      rssConnectedMb: rssConnected / 2 ** 20,
+      kbPerConnection: (rssConnected - rssIdle) / 1024 / clients,
+      notifications: arrivals.length,
+      delayP50Ms: percentile(delays, 0.5),
+      delayP99Ms: percentile(delays, 0.99),
+      delayMaxMs: delays.length > 0 ? delays[delays.length - 1]! : NaN,
+    };
+  } finally {
+    for (const s of sockets) s.close();
+    await gw.stop();
+    await Promise.all(sims.map((s) => s.stop()));
+  }
+}
+
+export function wsFanoutTable(r: WsFanoutResult): string {
+  return [
+    '| clients | upstream slot subscriptions | gateway RSS idle MB | RSS with clients MB | KB per subscribed connection | notifications | delay over the node p50 / p99 / max ms |',
+    '|---:|---|---:|---:|---:|---:|---|',
+    `| ${r.clients} | ${JSON.stringify(r.upstreamSubscriptions)} | ${r.rssIdleMb.toFixed(0)} | ${r.rssConnectedMb.toFixed(0)} | ${r.kbPerConnection.toFixed(1)} | ${r.notifications} | ${r.delayP50Ms.toFixed(2)} / ${r.delayP99Ms.toFixed(2)} / ${r.delayMaxMs.toFixed(2)} |`,
+  ].join('\n');
+}
