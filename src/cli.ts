@@ -11,6 +11,7 @@ import { demoBanner, demoToken, startDemoNodes, type DemoNodes } from './demo.js
 import { createLogger } from './log.js';
 import { startGateway } from './server.js';
 import { runSimCli } from './sim/cli.js';
+import { runWsCli } from './cli/ws.js';
 
 const USAGE = `usage: jumpgate <command> [options]
 
@@ -24,6 +25,8 @@ commands:
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]
                        re-read the config file of a running gateway (like SIGHUP)
+  ws URL [MESSAGE…] [--count N]
+                       open a WebSocket, send the messages (default slotSubscribe), print frames
   help                 this text`;
 
 class UsageError extends Error {}
@@ -50,14 +53,17 @@ async function start(argv: string[]): Promise<void> {
   let token = '';
   if (opts.config !== undefined) {
     config = loadConfig(opts.config);
-    if (opts.port !== undefined) config.rpc.port = opts.port;
+    if (opts.port !== undefined) {
+      config.rpc.port = opts.port;
+      config.rpc.wsPort = opts.port === 0 ? 0 : opts.port + 1;
+    }
     if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], opts.config);
   } else {
     demo = await startDemoNodes();
     token = demoToken(opts.data);
     // The demo's admin API gets a fresh token each run (printed below); a busy port only skips it.
     const admin = { token: 'jga_' + randomBytes(18).toString('base64url') };
-    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], admin, rpc: opts.port === undefined ? {} : { port: opts.port } });
+    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], admin, rpc: opts.port === undefined ? {} : { port: opts.port, wsPort: opts.port === 0 ? 0 : opts.port + 1 } });
   }
   const log = createLogger(config.log.level);
   const prepareConfig = (c: Config): void => {
@@ -68,7 +74,7 @@ async function start(argv: string[]): Promise<void> {
     throw err;
   });
   if (demo) {
-    process.stdout.write(demoBanner(gw.url, token, config.headers.brand, demo.nodes.map((n) => n.id)) + '\n');
+    process.stdout.write(demoBanner(gw.url, gw.wsPort, token, config.headers.brand, demo.sims.map((n) => ({ id: n.id, url: n.url }))) + '\n');
     if (gw.admin !== null) {
       const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
       process.stdout.write(`Admin API (this run's token): jumpgate nodes ${a}\n  e.g. jumpgate nodes set-weight sim-slow 0 ${a}\n\n`);
@@ -104,6 +110,13 @@ async function main(argv: string[]): Promise<void> {
       return start(rest);
     case 'sim':
       return runSimCli(rest);
+    case 'ws':
+      try {
+        process.exitCode = await runWsCli(rest);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+      return;
     case 'nodes':
       return runNodesCli(rest);
     case 'reload':

@@ -5,7 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startSim, type SimNode } from './sim/node.js';
+
+const CLI = fileURLToPath(new URL('./cli.js', import.meta.url));
 
 export interface DemoNodes {
   sims: SimNode[];
@@ -43,18 +46,23 @@ export function demoToken(dataDir: string): string {
   return token;
 }
 
-export function demoBanner(url: string, token: string, brand: string, nodes: string[]): string {
+export function demoBanner(url: string, wsPort: number, token: string, brand: string, nodes: { id: string; url: string }[]): string {
   const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
+  const ws = wsPort === 0 ? url.replace(/^http/, 'ws') : url.replace(/^http/, 'ws').replace(/:\d+$/, ':' + wsPort);
+  const fast = nodes[0]!;
   return [
     '',
     'jumpgate demo is running',
     `  RPC endpoint:   ${url}/api-token/${token}`,
-    `  Nodes:          ${nodes.join(', ')} (simulated: one fast, one slower, one lagging)`,
+    `  WS endpoint:    ${ws}/api-token/${token}/  (also on the RPC port)`,
+    `  Nodes:          ${nodes.map((n) => n.id).join(', ')} (simulated: one fast, one slower, one lagging)`,
     '',
     'Try it:',
     `  curl -s ${url}/api-token/${token} ${body}`,
     `  curl -s ${url}/ -H 'X-${brand}-Api-Token: ${token}' -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getIdentity"}'`,
     `  curl -s -i ${url}/api-token/wrong-token-0000000000 ${body}     # 401, code 7401`,
+    `  node ${CLI} ws ${ws}/api-token/${token}/   # slots stream in (slotSubscribe)`,
+    `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":true}'   # drop ${fast.id}'s WebSocket: the stream goes on`,
     '',
     'Stop with Ctrl-C (SIGTERM/SIGINT finish in-flight requests first).',
     '',
