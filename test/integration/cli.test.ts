@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { startSim } from '../../src/sim/node.js';
 import { runCli } from '../helpers/cli.js';
+import { openWs } from '../helpers/ws-client.js';
 
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 
@@ -92,4 +93,29 @@ t.test('config errors name the field and exit 2', async (t) => {
   const usage = runCli(['frobnicate']);
   t.equal(await usage.exited, 2);
   t.match(usage.out(), /unknown command "frobnicate"/);
+});
+
+t.test('demo: the printed WS URL streams slots, and dropping the serving node does not stop them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jg-demo-ws-'));
+  const p = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
+  t.teardown(() => p.child.kill('SIGKILL'));
+  const [, wsUrl] = await p.waitFor(/cli\.js ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
+  const [, admin, adminToken] = await p.waitFor(/--admin (http:\/\/127\.0\.0\.1:\d+) --token (\S+)/);
+  const c = await openWs(wsUrl!);
+  t.teardown(() => c.close());
+  c.send({ jsonrpc: '2.0', id: 1, method: 'slotSubscribe' });
+  const id = (await c.next((f) => f.id === 1)).result;
+  await c.collect((f) => f.method === 'slotNotification', 2, 5000);
+  const auth = { authorization: `Bearer ${adminToken}` };
+  const ws = (await (await fetch(`${admin}/admin/ws`, { headers: auth })).json()) as { upstreamSubscriptions: Record<string, number> };
+  const serving = Object.keys(ws.upstreamSubscriptions)[0]!;
+  const nodes = (await (await fetch(`${admin}/admin/nodes`, { headers: auth })).json()) as { id: string; url: string }[];
+  const simUrl = nodes.find((n) => n.id === serving)!.url;
+  const drop = await fetch(`${simUrl}/sim/control`, { method: 'POST', body: '{"wsDrop":true}' });
+  t.equal(drop.status, 200);
+  const before = c.frames.filter((f) => f.method === 'slotNotification').length;
+  await c.collect((f) => f.method === 'slotNotification', before + 3, 8000);
+  t.ok(c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id), 'same subscription id after the failover');
+  const after = (await (await fetch(`${admin}/admin/ws`, { headers: auth })).json()) as { upstreamSubscriptions: Record<string, number> };
+  t.notOk(serving in after.upstreamSubscriptions && after.upstreamSubscriptions[serving]! > 0, `moved off ${serving}`);
 });
