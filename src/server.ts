@@ -39,9 +39,14 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (not exported by this build at runtime). */
+const EXCLUSIVE_PORT = 1;
+
 export function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (sock) => {
+    // Exclusive: without it uWS shares the port (SO_REUSEPORT) with another process and the
+    // two silently split the connections instead of the second start failing.
+    (app.listen as unknown as (h: string, p: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(host, port, EXCLUSIVE_PORT, (sock) => {
       if (sock === false) reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
       else resolve(sock);
     });
