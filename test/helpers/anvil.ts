@@ -1,4 +1,4 @@
-// A real EVM JSON-RPC node for tests: the anvil binary that the @foundry-rs/anvil npm package
+// A real EVM JSON-RPC node for tests: the anvil binary from the platform package of @foundry-rs/anvil
 // ships in its platform package (@foundry-rs/anvil-<os>-<arch>/bin/anvil). Nothing is
 // downloaded at run time: when the binary is missing (the optional platform package was not
 // installed, or this platform has none) or does not run, `anvilUnavailable()` says why and the
@@ -85,7 +85,7 @@ export function anvilUnavailable(): string | null {
     cachedReason =
       pkg === null
         ? `no anvil binary for ${process.platform}/${process.arch}`
-        : `anvil binary not found (npm package ${pkg} not installed; run npm install --save-dev @foundry-rs/anvil)`;
+        : `anvil binary not found (npm package ${pkg} not installed; the devDependency @foundry-rs/anvil-linux-amd64 provides it on linux-x64)`;
     return cachedReason;
   }
   if (!existsSync(bin)) return (cachedReason = `anvil binary missing at ${bin}`);
