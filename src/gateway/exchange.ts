@@ -5,13 +5,21 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
-import { rawIdOf } from '../rpc/scan.js';
+import { memberSpan, rawIdOf, trimmedSpan } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import { MODE_DEFAULT, MODE_KEY } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './tokens.js';
 
 const EMPTY = '';
+const ERROR_KEY = Buffer.from('"error"');
+const errorSpan = new Int32Array(2);
+
+function hasTopLevelError(body: string | Buffer): boolean {
+  const b = typeof body === 'string' ? Buffer.from(body) : body;
+  const [s, e] = trimmedSpan(b);
+  return b[s] === 0x7b && memberSpan(b, s, e, ERROR_KEY, errorSpan);
+}
 
 /** Where a WebSocket call's answer goes. */
 export interface WsPeer {
@@ -252,6 +260,7 @@ export class Exchange implements CallOwner {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, performance.now() - this.startedAt);
+    this.recordUsage(status, body);
     if (this.peer !== null) {
       // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
       if (body.length > 0) this.peer.deliver(body);
@@ -273,6 +282,32 @@ export class Exchange implements CallOwner {
       res.end(body, close || rt.draining);
     });
     this.settle();
+  }
+
+  /**
+   * Usage per token and method: each batch element is a call (bytes are booked under
+   * '(batch)'); a call counts as an error when the gateway refused or failed it, or when a
+   * single call's answer carries a JSON-RPC error.
+   */
+  private recordUsage(status: string, body: string | Buffer): void {
+    const u = this.rt.usage;
+    const id = this.token.id;
+    const out = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    const failed = status.charCodeAt(0) !== 0x32 ? 1 : 0; // not 2xx
+    const plan = this.plan;
+    if (plan === null) {
+      const method = this.single?.method ?? '(invalid)';
+      const rpcError = failed === 0 && out > 0 && hasTopLevelError(body);
+      u.record(id, method, 1, failed === 1 || rpcError ? 1 : 0, this.received, out);
+      return;
+    }
+    const results = this.outcomes;
+    for (let i = 0; i < plan.count; i++) {
+      const invalid = plan.kinds[i] === KIND_INVALID;
+      u.record(id, invalid ? '(invalid)' : plan.methods[i]!, 1, invalid || failed === 1 ? 1 : 0, 0, 0);
+    }
+    if (results !== null) for (const o of results) if (o.error !== null && failed === 0) u.record(id, '(batch)', 0, o.to - o.from, 0, 0);
+    u.record(id, '(batch)', 0, 0, this.received, out);
   }
 
   /** Counts the request out of the in-flight set exactly once. */

@@ -9,6 +9,7 @@ import type { Offload } from './offload.js';
 import { ClientIpResolver } from './client-ip.js';
 import { headerNames, type HeaderNames } from './headers.js';
 import { RateLimiter } from './limits.js';
+import { UsageMeter } from '../usage/meter.js';
 import type { TokenTable } from './tokens.js';
 
 /** Affinity key or IP → hash slot (see src/routing/keymap.ts). */
@@ -39,6 +40,8 @@ export interface Runtime {
   clientIp: ClientIpResolver;
   /** Request counters (the Prometheus exporter, or a no-op). */
   metrics: RequestRecorder;
+  /** Per-token usage, drained by the accounts store in the background. */
+  usage: UsageMeter;
   /** Requests accepted and not yet answered or aborted. */
   inflight: number;
   /** While draining for shutdown, answers carry `Connection: close`. */
@@ -46,7 +49,7 @@ export interface Runtime {
   onIdle: (() => void) | null;
 }
 
-export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder }): Runtime {
+export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder; usage?: UsageMeter }): Runtime {
   return {
     names: headerNames(config.headers.brand),
     tokens: parts.tokens,
@@ -67,6 +70,7 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     limiter: new RateLimiter(config),
     clientIp: new ClientIpResolver(config.trustedProxies),
     metrics: parts.metrics ?? NO_METRICS,
+    usage: parts.usage ?? new UsageMeter(),
     inflight: 0,
     draining: false,
     onIdle: null,

@@ -10,6 +10,7 @@ import { MODE_DEFAULT } from '../gateway/headers.js';
 import { pathToken, type RuntimeRef } from '../gateway/http.js';
 import type { TokenRecord } from '../gateway/tokens.js';
 import { rawIdOf } from '../rpc/scan.js';
+import { UsageMeter, WS_NOTIFICATIONS, WS_OTHER } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from './frames.js';
 import type { ClientSub, Subscriber, SubscriptionHub } from './hub.js';
 
@@ -38,9 +39,17 @@ export class WsClient implements Subscriber, WsPeer {
     readonly token: TokenRecord,
     readonly ip: string,
     private readonly maxBuffered: number,
+    readonly usage: UsageMeter,
   ) {}
 
+  /** Subscription answers and notifications (booked as WS usage). */
   send(text: string): void {
+    if (this.closed || this.socket === null) return;
+    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, Buffer.byteLength(text));
+    this.write(text);
+  }
+
+  private write(text: string): void {
     const ws = this.socket;
     if (this.closed || ws === null) return;
     ws.send(text, false);
@@ -52,8 +61,9 @@ export class WsClient implements Subscriber, WsPeer {
     }
   }
 
+  /** Answers of forwarded calls (the Exchange books their usage). */
   deliver(body: string | Buffer): void {
-    this.send(typeof body === 'string' ? body : body.toString());
+    this.write(typeof body === 'string' ? body : body.toString());
   }
 }
 
@@ -93,7 +103,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
     const ip = rt.clientIp.resolve(Buffer.from(res.getRemoteAddressAsText()).toString(), xff);
     // uWS copies the user-data object's own fields: keep the client behind a reference.
     res.upgrade<Holder>(
-      { client: new WsClient(record, ip, limits.maxBufferedBytes) },
+      { client: new WsClient(record, ip, limits.maxBufferedBytes, rt.usage) },
       req.getHeader('sec-websocket-key'),
       req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'),
@@ -146,15 +156,17 @@ function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionH
   try {
     msg = JSON.parse(frame.toString());
   } catch {
+    c.usage.record(c.token.id, WS_OTHER, 1, 1, frame.length, 0);
     return c.send(rpcErrorBody(RpcErrors.parse, null));
   }
   if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
     const o = msg as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
     if (typeof o.method === 'string' && o.jsonrpc === '2.0') {
       // web3.js and kit keep the socket alive with `ping` notifications: never forwarded.
-      if (o.method === 'ping' && !('id' in o)) return;
+      if (o.method === 'ping' && !('id' in o)) return c.usage.record(c.token.id, 'ping', 1, 0, frame.length, 0);
       const kind = subscriptionKind(o.method);
       if (kind !== null || isUnsubscribe(o.method)) {
+        c.usage.record(c.token.id, o.method, 1, 0, frame.length, 0);
         const id = rawIdOf(frame) ?? 'null';
         if (kind !== null) hub.subscribe(c, o.method, o.params, id);
         else hub.unsubscribe(c, o.params, id);
