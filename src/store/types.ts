@@ -1,0 +1,142 @@
+// The account store's contract (SPEC §5): what the console, the CLI, the gateway's token sync
+// and the usage flush need. src/store/sql.ts implements it with Kysely over SQLite (default)
+// and is written so PostgreSQL can use the same queries.
+
+export interface Account {
+  id: string;
+  email: string;
+  passwordHash: string;
+  createdAt: number;
+}
+
+export interface Session {
+  id: string;
+  accountId: string;
+  csrfToken: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface Stack {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  disabled: boolean;
+  createdAt: number;
+}
+
+export interface ApiToken {
+  id: string;
+  accountId: string;
+  stackId: string;
+  /** First characters of the token: safe to show and log. */
+  prefix: string;
+  label: string;
+  active: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** A token as the gateway's in-memory table needs it. */
+export interface TokenForGateway {
+  id: string;
+  /** SHA-256 of the token. */
+  hash: Buffer;
+  prefix: string;
+  stackId: string;
+  /** False when the token is inactive or its stack is disabled. */
+  active: boolean;
+}
+
+/** One minute of one token and method, as the usage meter flushes it. */
+export interface UsageRow {
+  tokenId: string;
+  method: string;
+  /** Start of the minute, epoch ms. */
+  minute: number;
+  calls: number;
+  errors: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** Encoded HDR histogram of latencies in µs (src/metrics/histogram.ts encode()), or null. */
+  histogram: string | null;
+}
+
+export interface Overview {
+  /** RPC and WebSocket calls in the last 24 h. */
+  calls24h: number;
+  /** Bytes in + out in the last 24 h. */
+  bytes24h: number;
+  activeTokens: number;
+  /** Calls per day for the last 7 days, oldest first (7 entries; day = epoch ms of the UTC day start). */
+  daily: { day: number; calls: number }[];
+}
+
+export interface MethodStats {
+  method: string;
+  calls: number;
+  errors: number;
+  /** Milliseconds; null when no latency was recorded. */
+  p50: number | null;
+  p99: number | null;
+}
+
+export interface Analytics {
+  /** Window start and end, epoch ms. */
+  from: number;
+  to: number;
+  methods: MethodStats[];
+  /** Calls per bucket (minute for 1 h, hour for 24 h, 6 h for 7 d), oldest first. */
+  series: { t: number; calls: number; errors: number }[];
+}
+
+export type AnalyticsWindow = '1h' | '24h' | '7d';
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: 'conflict' | 'not_found' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Store {
+  /** Runs pending migrations. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  createAccount(email: string, passwordHash: string): Promise<Account>; // StoreError conflict when the email exists
+  accountByEmail(email: string): Promise<Account | null>;
+  accountById(id: string): Promise<Account | null>;
+
+  createSession(accountId: string, ttlMs: number): Promise<Session>;
+  sessionById(id: string): Promise<Session | null>; // null when expired
+  deleteSession(id: string): Promise<void>;
+
+  createStack(accountId: string, name: string, description: string | null): Promise<Stack>; // conflict on a duplicate name in the account
+  listStacks(accountId: string): Promise<Stack[]>;
+  /** Null when the stack does not exist OR belongs to another account. */
+  stackById(accountId: string, stackId: string): Promise<Stack | null>;
+  stackByName(accountId: string, name: string): Promise<Stack | null>;
+
+  /** Creates a token (≥128 random bits, URL-path safe); the plain token is returned only here. */
+  createToken(accountId: string, stackId: string, label: string): Promise<{ token: string; record: ApiToken }>;
+  listTokens(accountId: string, stackId: string): Promise<ApiToken[]>;
+  /** Null when not found or not the account's. */
+  setTokenActive(accountId: string, tokenId: string, active: boolean): Promise<ApiToken | null>;
+  deleteToken(accountId: string, tokenId: string): Promise<boolean>;
+  /** Every token of every account, for the gateway's in-memory table. */
+  tokensForGateway(): Promise<TokenForGateway[]>;
+  /** Monotonic counter bumped by every token or stack change (cheap polling). */
+  tokenVersion(): Promise<number>;
+  touchTokens(lastUsed: Map<string, number>): Promise<void>;
+
+  /** Adds usage rows (merging into existing minutes: sums, histograms added). */
+  addUsage(rows: UsageRow[]): Promise<void>;
+  overview(accountId: string, stackId: string, now: number): Promise<Overview>;
+  analytics(accountId: string, stackId: string, window: AnalyticsWindow, now: number, tokenId?: string): Promise<Analytics>;
+  /** Rolls minutes older than 24 h into hours and deletes data older than `retentionDays`. */
+  compactUsage(now: number, retentionDays: number): Promise<void>;
+}
