@@ -22,31 +22,62 @@ export function freePort(): Promise<number> {
 
 export interface Proc {
   child: ChildProcess;
-  /** User+system CPU seconds so far (from /proc). */
+  /** User+system CPU seconds so far (from /proc), the process and its live children. */
   cpuSeconds(): number;
-  /** Resident set size in bytes now. */
+  /** Resident set size in bytes now (the process and its live children). */
   rssBytes(): number;
+  /** Peak resident set size in bytes (VmHWM, summed over the process and its live children). */
+  peakRssBytes(): number;
   stop(): Promise<void>;
 }
 
-function proc(child: ChildProcess): Proc {
+function pidsOf(pid: number): number[] {
+  // Direct children only (nginx's workers); threads are not children.
+  try {
+    const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return [pid, ...(kids === '' ? [] : kids.split(/\s+/).map(Number))];
+  } catch {
+    return [pid];
+  }
+}
+
+function statusKb(pid: number, field: string): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function cpuOf(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+export function proc(child: ChildProcess, stopSignal: NodeJS.Signals = 'SIGTERM'): Proc {
   const pid = child.pid!;
   const ticks = 100; // USER_HZ on Linux
   return {
     child,
     cpuSeconds() {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(f[11]) + Number(f[12])) / ticks;
+      return pidsOf(pid).reduce((a, p) => a + cpuOf(p), 0) / ticks;
     },
     rssBytes() {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      return m ? Number(m[1]) * 1024 : 0;
+      return pidsOf(pid).reduce((a, p) => a + statusKb(p, 'VmRSS'), 0) * 1024;
+    },
+    peakRssBytes() {
+      return pidsOf(pid).reduce((a, p) => a + statusKb(p, 'VmHWM'), 0) * 1024;
     },
     stop() {
       return new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        child.kill(stopSignal);
         setTimeout(() => child.kill('SIGKILL'), 5000).unref();
       });
     },
@@ -68,7 +99,7 @@ function waitFor(child: ChildProcess, ready: RegExp, what: string): Promise<void
 }
 
 /** Polls until something accepts connections on the port (or the process exits). */
-async function waitForPort(child: ChildProcess, port: number, what: string): Promise<void> {
+export async function waitForPort(child: ChildProcess, port: number, what: string): Promise<void> {
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   for (let i = 0; i < 200; i++) {
@@ -100,6 +131,7 @@ export async function startGatewayProc(nodes: { id: string; url: string }[], tok
     `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,
     'console: { port: 0 }',
     'admin: { port: 0 }',
+    "store: { url: 'sqlite://:memory:' }",
     'log: { level: warn }',
     'nodes:',
     ...nodes.map((n) => `  - { id: ${n.id}, url: "${n.url}" }`),

@@ -7,7 +7,11 @@ import { ReloadError } from './admin/reload.js';
 import { runNodesCli, runReloadCli } from './cli/nodes.js';
 import { ConfigError, loadConfig, resolveConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { demoBanner, demoToken, startDemoNodes, type DemoNodes } from './demo.js';
+import { join } from 'node:path';
+import { ensureDemoAccount, type DemoAccount } from './accounts/demo.js';
+import { demoBanner, startDemoNodes, type DemoNodes } from './demo.js';
+import { openStore } from './store/open.js';
+import type { FullStore } from './store/types.js';
 import { createLogger } from './log.js';
 import { startGateway } from './server.js';
 import { runSimCli } from './sim/cli.js';
@@ -51,6 +55,8 @@ async function start(argv: string[]): Promise<void> {
   let config: Config;
   let demo: DemoNodes | null = null;
   let token = '';
+  let store: FullStore | undefined;
+  let account: DemoAccount | null = null;
   if (opts.config !== undefined) {
     config = loadConfig(opts.config);
     if (opts.port !== undefined) {
@@ -59,22 +65,33 @@ async function start(argv: string[]): Promise<void> {
     }
     if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], opts.config);
   } else {
+    // The demo keeps its account store, account, stack and token under --data (default ./data).
+    store = await openStore(`sqlite://${join(opts.data, 'jumpgate.db')}`);
+    account = await ensureDemoAccount(store, opts.data);
+    token = account.token;
     demo = await startDemoNodes();
-    token = demoToken(opts.data);
     // The demo's admin API gets a fresh token each run (printed below); a busy port only skips it.
     const admin = { token: 'jga_' + randomBytes(18).toString('base64url') };
-    config = resolveConfig({ nodes: demo.nodes, tokens: [{ token, stack: 'demo' }], admin, rpc: opts.port === undefined ? {} : { port: opts.port, wsPort: opts.port === 0 ? 0 : opts.port + 1 } });
+    const ephemeral = opts.port === 0;
+    config = resolveConfig({
+      nodes: demo.nodes,
+      admin,
+      console: ephemeral ? { port: 0 } : {},
+      rpc: opts.port === undefined ? {} : { port: opts.port, wsPort: ephemeral ? 0 : opts.port + 1 },
+    });
   }
   const log = createLogger(config.log.level);
   const prepareConfig = (c: Config): void => {
     if (opts.port !== undefined) c.rpc.port = opts.port;
   };
-  const gw = await startGateway(config, { log, configPath: opts.config, prepareConfig, adminOptional: demo !== null }).catch(async (err: Error) => {
+  const gw = await startGateway(config, { log, configPath: opts.config, prepareConfig, adminOptional: demo !== null, store, consoleEphemeral: demo !== null && opts.port === 0 }).catch(async (err: Error) => {
     await demo?.close();
+    await store?.close();
     throw err;
   });
   if (demo) {
-    process.stdout.write(demoBanner(gw.url, gw.wsPort, token, config.headers.brand, demo.sims.map((n) => ({ id: n.id, url: n.url }))) + '\n');
+    const consoleLogin = gw.console === null || account === null ? null : { url: gw.console.url, email: account.email, password: account.password };
+    process.stdout.write(demoBanner(gw.url, gw.wsPort, token, config.headers.brand, demo.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin) + '\n');
     if (gw.admin !== null) {
       const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
       process.stdout.write(`Admin API (this run's token): jumpgate nodes ${a}\n  e.g. jumpgate nodes set-weight sim-slow 0 ${a}\n\n`);

@@ -1,10 +1,7 @@
 // Demo mode (`jumpgate start` with no config): three simulated nodes (one fast, one slower,
-// one lagging), a demo token kept under the data directory so it survives restarts, and
-// ready-to-paste commands.
+// one lagging) and the banner with ready-to-paste commands; the demo account, stack and token
+// live in the account store (src/accounts/demo.ts).
 
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSim, type SimNode } from './sim/node.js';
 
@@ -31,22 +28,14 @@ export async function startDemoNodes(): Promise<DemoNodes> {
   };
 }
 
-/** The demo token: created once (192 random bits, URL-path safe), then read back. */
-export function demoToken(dataDir: string): string {
-  const file = join(dataDir, 'demo-token');
-  try {
-    const t = readFileSync(file, 'utf8').trim();
-    if (/^[A-Za-z0-9_-]{16,}$/.test(t)) return t;
-  } catch {
-    // first run
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const token = 'jg_' + randomBytes(24).toString('base64url');
-  writeFileSync(file, token + '\n', { mode: 0o600 });
-  return token;
-}
-
-export function demoBanner(url: string, wsPort: number, token: string, brand: string, nodes: { id: string; url: string }[]): string {
+export function demoBanner(
+  url: string,
+  wsPort: number,
+  token: string,
+  brand: string,
+  nodes: { id: string; url: string }[],
+  consoleLogin: { url: string; email: string; password: string | null } | null,
+): string {
   const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
   const ws = wsPort === 0 ? url.replace(/^http/, 'ws') : url.replace(/^http/, 'ws').replace(/:\d+$/, ':' + wsPort);
   const fast = nodes[0]!;
@@ -56,6 +45,9 @@ export function demoBanner(url: string, wsPort: number, token: string, brand: st
     `  RPC endpoint:   ${url}/api-token/${token}`,
     `  WS endpoint:    ${ws}/api-token/${token}/  (also on the RPC port)`,
     `  Nodes:          ${nodes.map((n) => n.id).join(', ')} (simulated: one fast, one slower, one lagging)`,
+    ...(consoleLogin === null
+      ? []
+      : [`  Console:        ${consoleLogin.url}  (log in as ${consoleLogin.email}${consoleLogin.password === null ? '' : ` / ${consoleLogin.password}`}, or register a new account)`]),
     '',
     'Try it:',
     `  curl -s ${url}/api-token/${token} ${body}`,

@@ -14,6 +14,11 @@ import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
 import { NodePool } from './upstream/pool.js';
+import { startTokenSync } from './accounts/token-sync.js';
+import { startConsole, type ConsoleServer } from './console/server.js';
+import { openStore } from './store/open.js';
+import type { FullStore } from './store/types.js';
+import { startUsageFlush, type UsageFlush } from './usage/flush.js';
 import { SubscriptionHub } from './ws/hub.js';
 import { attachWebSocket, type WsStats } from './ws/server.js';
 
@@ -23,6 +28,9 @@ export interface Gateway {
   readonly wsPort: number;
   readonly hub: SubscriptionHub;
   readonly wsStats: WsStats;
+  readonly store: FullStore | null;
+  readonly console: ConsoleServer | null;
+  readonly usageFlush: UsageFlush | null;
   readonly url: string;
   readonly pool: NodePool;
   readonly tokens: TokenTable;
@@ -61,6 +69,10 @@ export function staticTokens(config: Config, table: TokenTable): void {
 
 export interface GatewayOptions {
   log?: Logger;
+  /** The account store; default: opened from `store.url`. null = no store (static tokens only, no console). */
+  store?: FullStore | null;
+  /** Start the console on an ephemeral port even though `console.port` is 0 (tests). */
+  consoleEphemeral?: boolean;
   /** The file `config` came from; reload re-reads it. Without it, reload answers 409. */
   configPath?: string;
   /** Applied to every config loaded by a reload, like at start (command-line overrides). */
@@ -78,6 +90,16 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   staticTokens(config, tokens);
   const pool = new NodePool(config, log);
   await pool.start();
+  let store: FullStore | null;
+  try {
+    store = opts.store !== undefined ? opts.store : await openStore(config.store.url);
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  // Tokens from the store join the config's static ones before the first request is served.
+  const tokenSync = store === null ? null : startTokenSync(store, tokens, config.tokens, { log });
+  await tokenSync?.syncNow();
   const offload = new Offload(config.workers);
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
   const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
@@ -96,9 +118,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   } catch (err) {
     app.close();
     hub.close();
-    await Promise.all([pool.close(), offload.close()]);
+    tokenSync?.stop();
+    await Promise.all([pool.close(), offload.close(), store?.close()]);
     throw err;
   }
+  const usageFlush = store === null ? null : startUsageFlush(ref.rt.usage, store, { log, retentionDays: config.store.retentionDays });
   const port = uWS.us_socket_local_port(sockets[0]!);
   const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
   log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
@@ -122,7 +146,10 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
       if (opts.adminOptional === true) log.warn({ err: (err as Error).message }, 'admin API not started');
       else {
         app.close();
-        await Promise.all([pool.close(), offload.close()]);
+        hub.close();
+        tokenSync?.stop();
+        await usageFlush?.stop();
+        await Promise.all([pool.close(), offload.close(), store?.close()]);
         throw err;
       }
     }
@@ -131,12 +158,33 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
   }
 
+  let consoleServer: ConsoleServer | null = null;
+  if (store !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
+    const httpBase = `http://${config.rpc.host}:${port}`;
+    const wsBase = `ws://${config.rpc.host}:${wsPort || port}`;
+    consoleServer = await startConsole({
+      store,
+      host: config.console.host,
+      port: config.console.port,
+      registration: config.console.registration,
+      endpoints: { http: httpBase, ws: wsBase },
+      onTokensChanged: () => void tokenSync?.syncNow(),
+      log,
+    });
+    log.info({ url: consoleServer.url }, 'console listening');
+  }
+
   let closed = false;
   const shutdown = async (): Promise<void> => {
     if (closed) return;
     closed = true;
     hub.close();
     app.close();
+    // Usage counted so far is written before the store closes: nothing is lost on SIGTERM.
+    await usageFlush?.stop();
+    tokenSync?.stop();
+    await consoleServer?.close();
+    await store?.close();
     await Promise.all([pool.close(), offload.close(), admin?.close()]);
   };
 
@@ -146,6 +194,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     url: `http://${config.rpc.host}:${port}`,
     hub,
     wsStats,
+    store,
+    get console() {
+      return consoleServer;
+    },
+    usageFlush,
     pool,
     tokens,
     ref,

@@ -131,6 +131,7 @@ export const ConfigSchema = obj({
   ),
   store: obj({
     url: str('a sqlite://, postgres:// or postgresql:// URL', STORE_URL_RE),
+    retentionDays: int(1, 3650).meta({ description: 'Days of usage history kept (per-minute rows for the last 24 h, hourly before)' }),
   }),
   headers: obj({
     brand: str('a header-name word like "Service" or "My-Brand" ([A-Za-z0-9] words joined by "-")', BRAND_RE),

@@ -259,8 +259,9 @@ export class Exchange implements CallOwner {
   respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
-    this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, performance.now() - this.startedAt);
-    this.recordUsage(status, body);
+    const ms = performance.now() - this.startedAt;
+    this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, ms);
+    this.recordUsage(status, body, ms * 1000);
     if (this.peer !== null) {
       // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
       if (body.length > 0) this.peer.deliver(body);
@@ -287,9 +288,10 @@ export class Exchange implements CallOwner {
   /**
    * Usage per token and method: each batch element is a call (bytes are booked under
    * '(batch)'); a call counts as an error when the gateway refused or failed it, or when a
-   * single call's answer carries a JSON-RPC error.
+   * single call's answer carries a JSON-RPC error. Latency (µs, first body byte to answer) is
+   * the request's: every element of a batch gets the whole batch's time.
    */
-  private recordUsage(status: string, body: string | Buffer): void {
+  private recordUsage(status: string, body: string | Buffer, us: number): void {
     const u = this.rt.usage;
     const id = this.token.id;
     const out = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
@@ -298,13 +300,13 @@ export class Exchange implements CallOwner {
     if (plan === null) {
       const method = this.single?.method ?? '(invalid)';
       const rpcError = failed === 0 && out > 0 && hasTopLevelError(body);
-      u.record(id, method, 1, failed === 1 || rpcError ? 1 : 0, this.received, out);
+      u.record(id, method, 1, failed === 1 || rpcError ? 1 : 0, this.received, out, us);
       return;
     }
     const results = this.outcomes;
     for (let i = 0; i < plan.count; i++) {
       const invalid = plan.kinds[i] === KIND_INVALID;
-      u.record(id, invalid ? '(invalid)' : plan.methods[i]!, 1, invalid || failed === 1 ? 1 : 0, 0, 0);
+      u.record(id, invalid ? '(invalid)' : plan.methods[i]!, 1, invalid || failed === 1 ? 1 : 0, 0, 0, us);
     }
     if (results !== null) for (const o of results) if (o.error !== null && failed === 0) u.record(id, '(batch)', 0, o.to - o.from, 0, 0);
     u.record(id, '(batch)', 0, 0, this.received, out);

@@ -126,6 +126,7 @@ export interface Store {
   listTokens(accountId: string, stackId: string): Promise<ApiToken[]>;
   /** Null when not found or not the account's. */
   setTokenActive(accountId: string, tokenId: string, active: boolean): Promise<ApiToken | null>;
+  /** The token stops authenticating (401) and leaves every list; its past usage still counts for the stack. */
   deleteToken(accountId: string, tokenId: string): Promise<boolean>;
   /** Every token of every account, for the gateway's in-memory table. */
   tokensForGateway(): Promise<TokenForGateway[]>;
@@ -137,6 +138,29 @@ export interface Store {
   addUsage(rows: UsageRow[]): Promise<void>;
   overview(accountId: string, stackId: string, now: number): Promise<Overview>;
   analytics(accountId: string, stackId: string, window: AnalyticsWindow, now: number, tokenId?: string): Promise<Analytics>;
-  /** Rolls minutes older than 24 h into hours and deletes data older than `retentionDays`. */
+  /**
+   * Rolls minutes older than 24 h (from the start of that hour) into hours and deletes usage
+   * older than `retentionDays`; also deletes expired sessions.
+   */
   compactUsage(now: number, retentionDays: number): Promise<void>;
 }
+
+/**
+ * What the SQL store offers beyond `Store` (openStore returns both): the operator CLI and
+ * stack management. Kept apart so other `Store` implementations (test doubles) need not grow.
+ */
+export interface StoreExtras {
+  /** Every account, oldest first (operator CLI). */
+  listAccounts(): Promise<Account[]>;
+  /** Null when not found, deleted, or not the account's. */
+  tokenById(accountId: string, tokenId: string): Promise<ApiToken | null>;
+  /**
+   * Renames, redescribes, disables or re-enables a stack (a disabled stack's tokens answer
+   * 403). Null when not the account's; StoreError conflict on a duplicate name.
+   */
+  updateStack(accountId: string, stackId: string, patch: { name?: string; description?: string | null; disabled?: boolean }): Promise<Stack | null>;
+  /** Replaces an account's password hash (password change, demo reset); false when no such account. */
+  setPasswordHash(accountId: string, passwordHash: string): Promise<boolean>;
+}
+
+export type FullStore = Store & StoreExtras;

@@ -31,6 +31,8 @@ export interface HarnessOptions {
   config?: Record<string, unknown>;
   /** Start the admin listener on an ephemeral port (`h.gw.admin`); set `config.admin.token` for auth. */
   admin?: boolean;
+  /** Start the console on an ephemeral port (`h.gw.console`). */
+  console?: boolean;
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -40,6 +42,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const base: Record<string, unknown> = {
     rpc: { host: '127.0.0.1', port: 0, wsPort: 0 },
     console: { port: 0 },
+    store: { url: 'sqlite://:memory:' },
     admin: { port: 0 },
     nodes,
     tokens: [
@@ -51,7 +54,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     log: { level: 'silent' },
   };
   const config: Config = resolveConfig(deepMerge(base, opts.config ?? {}));
-  const gw = await startGateway(config, { log: silentLogger(), adminEphemeral: opts.admin === true });
+  const gw = await startGateway(config, { log: silentLogger(), adminEphemeral: opts.admin === true, consoleEphemeral: opts.console === true });
   const url = gw.url;
   const post: Harness['post'] = async (body, o = {}) => {
     const res = await fetch(url + (o.path ?? `/api-token/${TOKEN}`), {

@@ -49,6 +49,7 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
       'console: { port: 0 }',
       'admin: { port: 0 }',
       'workers: { threads: 0 }',
+      `store: { url: "sqlite://${join(dir, 'jumpgate.db')}" }`,
       `nodes: [{ id: slow, url: "${sim.url}" }]`,
       'tokens: [{ token: ${TERM_TOKEN}, stack: t }]',
     ].join('\n'),

@@ -1,0 +1,52 @@
+// What the console's route plugins share.
+
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Account, ApiToken, Stack, Store } from '../store/types.js';
+import type { Sessions } from './session.js';
+import type { LoginThrottle } from './throttle.js';
+
+export interface Endpoints {
+  /** Gateway HTTP base URL, e.g. http://127.0.0.1:8899 */
+  http: string;
+  /** Gateway WebSocket base URL, e.g. ws://127.0.0.1:8900 */
+  ws: string;
+}
+
+export interface ConsoleContext {
+  store: Store;
+  sessions: Sessions;
+  throttle: LoginThrottle;
+  registration: 'open' | 'closed';
+  endpoints: Endpoints;
+  /** Called after every token or stack write so the gateway syncs at once. */
+  tokensChanged(): void;
+  /** A hash checked against when the email is unknown, so both failures cost one scrypt. */
+  dummyHash: Promise<string>;
+  log: Logger;
+  /** onRequest hook of protected routes: 401 unless logged in, 403 on a bad CSRF token. */
+  guard(req: FastifyRequest): Promise<void>;
+}
+
+export function endpointUrls(e: Endpoints): { http: string; ws: string; httpBase: string; wsBase: string } {
+  const http = e.http.replace(/\/+$/, '');
+  const ws = e.ws.replace(/\/+$/, '');
+  return { http: `${http}/api-token/<TOKEN>`, ws: `${ws}/api-token/<TOKEN>/`, httpBase: http, wsBase: ws };
+}
+
+export function accountView(a: Account): { id: string; email: string; createdAt: number } {
+  return { id: a.id, email: a.email, createdAt: a.createdAt };
+}
+
+export function stackView(s: Stack): Omit<Stack, 'accountId'> {
+  return { id: s.id, name: s.name, description: s.description, disabled: s.disabled, createdAt: s.createdAt };
+}
+
+export function tokenView(t: ApiToken): Omit<ApiToken, 'accountId'> {
+  return { id: t.id, stackId: t.stackId, label: t.label, prefix: t.prefix, active: t.active, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt };
+}
+
+/** Lower-cased, trimmed: one account per mailbox however it is typed. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}

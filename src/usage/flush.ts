@@ -1,0 +1,134 @@
+// Moves usage from the in-memory meter into the store in the background: every interval the
+// meter is drained, its cells stamped with the current minute and added to the store. A failed
+// write keeps the rows in memory and retries them with the next flush (bounded: the oldest are
+// dropped, with a log line, beyond `maxPendingRows`). `stop()` writes what is left, so a
+// graceful shutdown loses no counts. Also, every `compactEveryMs`, minutes older than 24 h are
+// rolled into hours and usage older than `retentionDays` deleted; and tokens seen in a flush get
+// their last-used time (the flush time: the hot path reads no clock for it).
+
+import type { Logger } from '../log.js';
+import type { Store, UsageRow } from '../store/types.js';
+import type { UsageMeter } from './meter.js';
+
+export interface UsageFlushOptions {
+  log: Logger;
+  /** Default 5000. */
+  intervalMs?: number;
+  /** Default 10 minutes; 0 = never compact. */
+  compactEveryMs?: number;
+  /** Days of usage kept (config `store.retentionDays`). Default 30. */
+  retentionDays?: number;
+  /** Rows kept for retry after failed writes, at most. Default 100000. */
+  maxPendingRows?: number;
+  /** Wall clock (tests). */
+  now?: () => number;
+}
+
+export interface UsageFlush {
+  /** Drains the meter and writes now (also what the timer does); resolves when written or kept for retry. */
+  flush(): Promise<void>;
+  /** Compacts now (also what the slow timer does). */
+  compact(): Promise<void>;
+  /** Stops the timers and flushes one last time. */
+  stop(): Promise<void>;
+  /** Rows waiting for a retry (after failed writes). */
+  readonly pendingRows: number;
+}
+
+const MINUTE_MS = 60_000;
+
+export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlushOptions): UsageFlush {
+  const log = opts.log;
+  const intervalMs = opts.intervalMs ?? 5000;
+  const compactEveryMs = opts.compactEveryMs ?? 600_000;
+  const retentionDays = opts.retentionDays ?? 30;
+  const maxPending = opts.maxPendingRows ?? 100_000;
+  const now = opts.now ?? Date.now;
+
+  let pending: UsageRow[] = [];
+  let touched = new Map<string, number>();
+  let failing = false;
+  let stopped = false;
+  /** Flushes and compactions run one at a time, in order. */
+  let chain: Promise<void> = Promise.resolve();
+
+  const serial = (job: () => Promise<void>): Promise<void> => {
+    const next = chain.then(job, job);
+    chain = next.catch(() => {});
+    return next;
+  };
+
+  const writeOnce = async (): Promise<void> => {
+    const t = now();
+    const minute = Math.floor(t / MINUTE_MS) * MINUTE_MS;
+    for (const c of meter.drain()) {
+      pending.push({ tokenId: c.tokenId, method: c.method, minute, calls: c.calls, errors: c.errors, bytesIn: c.bytesIn, bytesOut: c.bytesOut, histogram: c.histogram });
+      if (c.calls > 0) touched.set(c.tokenId, t);
+    }
+    if (pending.length > 0) {
+      const batch = pending;
+      try {
+        await store.addUsage(batch);
+        pending = []; // nothing else ran meanwhile: writes are serial
+        if (failing) log.info({ rows: batch.length }, 'usage store writes resumed');
+        failing = false;
+      } catch (err) {
+        if (!failing) log.error({ err, rows: batch.length }, 'usage flush failed: keeping the rows in memory, retrying next interval');
+        failing = true;
+        if (pending.length > maxPending) {
+          const dropped = pending.length - maxPending;
+          pending = pending.slice(dropped);
+          log.error({ dropped, kept: maxPending }, 'usage store unreachable for long: oldest usage rows dropped');
+        }
+        return;
+      }
+    }
+    if (touched.size > 0) {
+      const batch = touched;
+      touched = new Map();
+      try {
+        await store.touchTokens(batch);
+      } catch (err) {
+        // Keep the newest time per token for the next try.
+        for (const [id, at] of batch) if ((touched.get(id) ?? 0) < at) touched.set(id, at);
+        log.warn({ err }, 'updating token last-used times failed; retrying next interval');
+      }
+    }
+  };
+
+  const compactOnce = async (): Promise<void> => {
+    try {
+      await store.compactUsage(now(), retentionDays);
+    } catch (err) {
+      log.error({ err }, 'usage compaction failed; retrying next time');
+    }
+  };
+
+  const flush = (): Promise<void> => serial(writeOnce);
+  const compact = (): Promise<void> => serial(compactOnce);
+
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+  let compactTimer: NodeJS.Timeout | null = null;
+  if (compactEveryMs > 0) {
+    compactTimer = setInterval(() => void compact(), compactEveryMs);
+    compactTimer.unref();
+    void compact(); // catch up after downtime
+  }
+
+  return {
+    flush,
+    compact,
+    get pendingRows() {
+      return pending.length;
+    },
+    async stop() {
+      if (stopped) return chain;
+      stopped = true;
+      clearInterval(timer);
+      if (compactTimer !== null) clearInterval(compactTimer);
+      await flush();
+      if (pending.length > 0) log.error({ rows: pending.length }, 'usage rows could not be written before exit and are lost');
+    },
+  };
+}

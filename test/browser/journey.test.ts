@@ -1,0 +1,72 @@
+// The whole newcomer journey in a real browser (Debian's Chromium driven by playwright-core):
+// register → name the first stack → create a token → call the gateway with it → see the call
+// count rise on the overview and on RPC Analytics. Screenshots go to test-output/.
+
+import { existsSync, mkdirSync } from 'node:fs';
+import t from 'tap';
+import { startHarness } from '../helpers/gateway.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUT = new URL('../../../test-output/', import.meta.url).pathname;
+
+// Skips with a visible reason when Debian's chromium package is not installed.
+const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+
+{
+  t.test('register → stack → token → call → counts rise on overview and analytics', { timeout: 90_000, skip: noChromium }, async (t) => {
+    const { chromium } = await import('playwright-core');
+    const h = await startHarness({ sims: [{}], console: true });
+    t.teardown(() => h.close());
+    const consoleUrl = h.gw.console!.url;
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+    });
+    t.teardown(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    mkdirSync(OUT, { recursive: true });
+
+    await page.goto(consoleUrl + '/register');
+    await page.fill('#email', 'newcomer@example.com');
+    await page.fill('#password', 'correct horse battery');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/onboarding/);
+    await page.fill('#stack-name', 'my-first-stack');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/stacks\/[^/]+$/);
+    const stackUrl = page.url();
+
+    await page.goto(stackUrl + '/tokens');
+    await page.fill('#token-label', 'bot');
+    await page.click('#create-token');
+    const token = (await page.textContent('#token-created'))!.trim();
+    t.match(token, /^jg_[A-Za-z0-9_-]{20,}$/, 'the full token is shown once');
+
+    const calls = 7;
+    for (let i = 0; i < calls; i++) {
+      const r = await fetch(`${h.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
+      t.equal(r.status, 200);
+    }
+    const start = Date.now();
+    await page.goto(stackUrl);
+    await page.waitForFunction((n) => Number(document.querySelector('#overview-calls')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
+    const delay = Date.now() - start;
+    t.pass(`overview shows ${calls} calls (${delay} ms after the last call)`);
+    const chartDrawn = await page.evaluate(() => {
+      const c = document.querySelector('#traffic-chart') as HTMLCanvasElement | null;
+      if (!c || c.width === 0) return false;
+      const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+      return false;
+    });
+    t.ok(chartDrawn, 'the 7-day traffic chart rendered pixels');
+    await page.screenshot({ path: OUT + 'overview.png', fullPage: true });
+
+    await page.goto(stackUrl + '/nodes');
+    await page.waitForFunction((n) => Number(document.querySelector('#analytics-calls-total')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
+    t.match(await page.textContent('#analytics-table'), /getSlot/, 'per-method row');
+    t.match(await page.textContent('body'), new RegExp(h.url.replace(/[./]/g, '\\$&')), 'the HTTP endpoint is shown');
+    await page.screenshot({ path: OUT + 'analytics.png', fullPage: true });
+    t.pass(`screenshots: ${OUT}overview.png, ${OUT}analytics.png`);
+  });
+}
