@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startSim } from '../../src/sim/node.js';
+import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 import { openWs } from '../helpers/ws-client.js';
 
@@ -119,4 +120,37 @@ t.test('demo: the printed WS URL streams slots, and dropping the serving node do
   t.ok(c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id), 'same subscription id after the failover');
   const after = (await (await fetch(`${admin}/admin/ws`, { headers: auth })).json()) as { upstreamSubscriptions: Record<string, number> };
   t.notOk(serving in after.upstreamSubscriptions && after.upstreamSubscriptions[serving]! > 0, `moved off ${serving}`);
+});
+
+t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => {
+  const sim = await startSim({ id: 'n', port: 0 });
+  t.teardown(() => sim.close());
+  const dir = mkdtempSync(join(tmpdir(), 'jg-usage-'));
+  const dbUrl = `sqlite://${join(dir, 'jumpgate.db')}`;
+  // An account, stack and token made the way the console makes them.
+  const store = await openStore(dbUrl);
+  const account = await store.createAccount('ops@example.com', 'x');
+  const stack = await store.createStack(account.id, 'prod', null);
+  const { token, record } = await store.createToken(account.id, stack.id, 'bot');
+  await store.close();
+  const cfg = join(dir, 'jumpgate.yaml');
+  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'workers: { threads: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
+  const p = runCli(['start', '--config', cfg]);
+  t.teardown(() => p.child.kill('SIGKILL'));
+  const [, port] = await p.waitFor(/"port":(\d+)/);
+  const url = `http://127.0.0.1:${port}/api-token/${token}`;
+  const n = 37;
+  for (let i = 0; i < n; i++) {
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT });
+    t.equal(r.status, 200);
+  }
+  // Well before the 5 s flush: only the shutdown flush can have written these.
+  p.child.kill('SIGTERM');
+  t.equal(await p.exited, 0);
+  const after = await openStore(dbUrl);
+  t.teardown(() => after.close());
+  const a = await after.analytics(account.id, stack.id, '1h', Date.now(), record.id);
+  t.equal(a.methods.find((m) => m.method === 'getSlot')?.calls, n, `all ${n} calls stored`);
+  const o = await after.overview(account.id, stack.id, Date.now());
+  t.equal(o.calls24h, n);
 });
