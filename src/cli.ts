@@ -16,6 +16,7 @@ import { createLogger } from './log.js';
 import { startGateway } from './server.js';
 import { runSimCli } from './sim/cli.js';
 import { runWsCli } from './cli/ws.js';
+import { runTokensCli } from './cli/tokens.js';
 
 const USAGE = `usage: jumpgate <command> [options]
 
@@ -29,6 +30,9 @@ commands:
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]
                        re-read the config file of a running gateway (like SIGHUP)
+  tokens create --stack NAME [--label L] | tokens list [--stack NAME] | tokens revoke ID
+       [--account EMAIL] [--config FILE] [--store URL] [--json]
+                       manage API tokens in the account store
   ws URL [MESSAGE…] [--count N]
                        open a WebSocket, send the messages (default slotSubscribe), print frames
   help                 this text`;
@@ -127,6 +131,9 @@ async function main(argv: string[]): Promise<void> {
       return start(rest);
     case 'sim':
       return runSimCli(rest);
+    case 'tokens':
+      process.exitCode = await runTokensCli(rest);
+      return;
     case 'ws':
       try {
         process.exitCode = await runWsCli(rest);

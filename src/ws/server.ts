@@ -132,6 +132,13 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
         ws.end(1003, 'binary frames are not supported: send JSON-RPC as text');
         return;
       }
+      // A token deactivated while the socket is open stops working too (the sync flips
+      // `active` on the very record this connection holds).
+      if (!c.token.active) {
+        c.closed = true;
+        ws.end(1008, 'API token is inactive');
+        return;
+      }
       // uWS reuses the message memory after this callback: copy.
       const frame = Buffer.from(new Uint8Array(message));
       c.messagesIn++;

@@ -154,3 +154,26 @@ t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => 
   const o = await after.overview(account.id, stack.id, Date.now());
   t.equal(o.calls24h, n);
 });
+
+t.test('tokens CLI: create, list, revoke against the store', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jg-tokens-'));
+  const dbUrl = `sqlite://${join(dir, 'jumpgate.db')}`;
+  const store = await openStore(dbUrl);
+  await store.createAccount('ops@example.com', 'x');
+  await store.close();
+  const created = runCli(['tokens', 'create', '--stack', 'prod', '--label', 'bot', '--store', dbUrl]);
+  t.equal(await created.exited, 0, created.out());
+  const token = /jg_[A-Za-z0-9_-]{20,}/.exec(created.out())?.[0];
+  t.ok(token, 'the full token is printed once');
+  const list = runCli(['tokens', 'list', '--store', dbUrl, '--json']);
+  t.equal(await list.exited, 0, list.out());
+  const rows = JSON.parse(list.out()) as { id: string; label: string; prefix: string; active: boolean }[];
+  t.equal(rows.length, 1);
+  t.equal(rows[0]!.label, 'bot');
+  t.notMatch(list.out(), new RegExp(token!), 'the list never shows the full token');
+  const revoke = runCli(['tokens', 'revoke', rows[0]!.id, '--store', dbUrl]);
+  t.equal(await revoke.exited, 0, revoke.out());
+  const after = runCli(['tokens', 'list', '--store', dbUrl, '--json']);
+  await after.exited;
+  t.equal((JSON.parse(after.out()) as { active: boolean }[])[0]!.active, false, 'revoked');
+});

@@ -241,3 +241,20 @@ t.test('connections per token are limited at the upgrade (429)', async (t) => {
   t.pass('another token still connects');
   other.close();
 });
+
+t.test('a token deactivated while its socket is open: the next frame closes it with 1008', async (t) => {
+  const h = await startHarness({ sims: [FAST] });
+  t.teardown(() => h.close());
+  const store = h.gw.store!;
+  const account = await store.createAccount('ws@example.com', 'x');
+  const stack = await store.createStack(account.id, 's', null);
+  const { token, record } = await store.createToken(account.id, stack.id, 'ws');
+  await until('token synced', () => h.gw.tokens.find(token) !== null, 3000);
+  const c = await openWs(`${wsBase(h.url)}/api-token/${token}/`);
+  c.send({ jsonrpc: '2.0', id: 1, method: 'getSlot' });
+  await c.next((f) => f.id === 1);
+  await store.setTokenActive(account.id, record.id, false);
+  await until('token deactivated in the gateway', () => h.gw.tokens.find(token)?.active === false, 3000);
+  c.send({ jsonrpc: '2.0', id: 2, method: 'getSlot' });
+  t.equal((await c.waitClosed()).code, 1008);
+});
