@@ -39,6 +39,8 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     await page.goto(stackUrl + '/tokens');
     await page.fill('#token-label', 'bot');
     await page.click('#create-token');
+    // The token appears when the API answers: wait for it rather than read at once.
+    await page.waitForFunction(() => /^jg_/.test(document.querySelector('#token-created')?.textContent?.trim() ?? ''), undefined, { timeout: 15_000 });
     const token = (await page.textContent('#token-created'))!.trim();
     t.match(token, /^jg_[A-Za-z0-9_-]{20,}$/, 'the full token is shown once');
 
