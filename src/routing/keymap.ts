@@ -228,8 +228,18 @@ export class KeyMap {
     this.table = n <= 0xff ? new Uint8Array(SLOTS) : new Uint16Array(SLOTS);
   }
 
-  /** Owner of a slot not looked up before: the best rank key, one log per weight group. */
+  /** Owner of a slot not looked up before (stored in the table). */
   private resolve(slot: number): number {
+    const best = this.best(slot, -1, null);
+    if (best >= 0) this.table[slot] = best + 1;
+    return best;
+  }
+
+  /**
+   * The best-ranked node for `slot` other than `skip` for which `ok` holds (any node when
+   * null): the largest draw per weight group, then one log per group; no allocation.
+   */
+  private best(slot: number, skip: number, ok: ((index: number) => boolean) | null): number {
     const order = this.order;
     const a = this.orderA;
     const b = this.orderB;
@@ -241,23 +251,24 @@ export class KeyMap {
     for (let g = 0; g < ends.length; g++) {
       const end = ends[g]!;
       let bx = -1;
-      let bj = start;
+      let bi = -1;
       for (let j = start; j < end; j++) {
+        const i = order[j]!;
+        if (i === skip) continue;
         const x = draw(slot, a[j]!, b[j]!);
-        if (x > bx) {
+        if (x > bx && (ok === null || ok(i))) {
           bx = x;
-          bj = j;
+          bi = i;
         }
       }
-      const k = rankKey(bx, this.groupInv[g]!);
-      const i = order[bj]!;
-      if (k > bestKey || (k === bestKey && rank[i]! < rank[best]!)) {
-        bestKey = k;
-        best = i;
-      }
       start = end;
+      if (bi < 0) continue;
+      const k = rankKey(bx, this.groupInv[g]!);
+      if (k > bestKey || (k === bestKey && rank[bi]! < rank[best]!)) {
+        bestKey = k;
+        best = bi;
+      }
     }
-    if (best >= 0) this.table[slot] = best + 1;
     return best;
   }
 
@@ -284,38 +295,7 @@ export class KeyMap {
     const v = this.table[slot]!;
     const p = v !== 0 ? v - 1 : this.resolve(slot);
     if (p < 0 || ok(p)) return p;
-    // The best-ranked usable node other than the primary, as in resolve(): the largest draw
-    // per weight group, then one log per group; no allocation.
-    const order = this.order;
-    const a = this.orderA;
-    const b = this.orderB;
-    const ends = this.groupEnd;
-    const rank = this.idRank;
-    let best = -1;
-    let bestKey = -Infinity;
-    let start = 0;
-    for (let g = 0; g < ends.length; g++) {
-      const end = ends[g]!;
-      let bx = -1;
-      let bi = -1;
-      for (let j = start; j < end; j++) {
-        const i = order[j]!;
-        if (i === p) continue;
-        const x = draw(slot, a[j]!, b[j]!);
-        if (x > bx && ok(i)) {
-          bx = x;
-          bi = i;
-        }
-      }
-      start = end;
-      if (bi < 0) continue;
-      const k = rankKey(bx, this.groupInv[g]!);
-      if (k > bestKey || (k === bestKey && rank[bi]! < rank[best]!)) {
-        bestKey = k;
-        best = bi;
-      }
-    }
-    return best;
+    return this.best(slot, p, ok);
   }
 
   /** Fallback order for a slot (primary first), for tests and the admin API. */
