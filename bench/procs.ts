@@ -147,3 +147,16 @@ export async function startGatewayProc(nodes: { id: string; url: string }[], tok
   await waitForPort(child, port, 'gateway');
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
+
+/** CPU seconds spent busy (not idle or waiting on I/O) by the whole machine, all cores, since boot. */
+export function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - f[3]! - f[4]!) / 100;
+}
+
+/** This process's own CPU seconds (the runner). */
+export function selfCpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}

@@ -1,63 +1,155 @@
-// `npm run bench [-- scenario…]`: benchmark scenarios. Scenarios so far:
+// `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
+//   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
+//   s6      WebSocket fan-out: 5,000 slotSubscribe clients through jumpgate, nginx, HAProxy
 //   parse   worker-pool threshold (inline vs piscina, by body size)
-//   s1      single getSlot, closed loop: direct to a simulated node vs through jumpgate
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
-//   ws      1,000 slotSubscribe clients: upstream subscriptions, RSS per connection, delay
-// With no argument, all of them run. Results are printed and written to bench/results/.
+//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+// With no scenario named, all of them run. --quick runs each for a second or so. Results are
+// printed as markdown tables and merged into bench/results/latest.json (quick.json with
+// --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
+// tables from a results file without running anything. --s2-rate R and --ws-clients N
+// override S2's rate and S6's client count.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { badInputTable, runBadInput } from './bad-input.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
+import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
-import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
-import { runS1, s1Table } from './s1-getslot.js';
+import { runS6 } from './s6-ws.js';
+import { httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
+import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const all = wanted.length === 0;
-const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length };
-const quick = process.argv.includes('--quick');
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws'] as const;
+type Name = (typeof ALL)[number];
 
-if (all || wanted.includes('parse')) {
-  const r = await measureThreshold();
-  console.log('\nWorker pool threshold (median per body)\n' + thresholdTable(r));
-  results.parse = r;
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  strict: true,
+  options: {
+    quick: { type: 'boolean' },
+    results: { type: 'string' },
+    readme: { type: 'boolean' },
+    's2-rate': { type: 'string' },
+    'ws-clients': { type: 'string' },
+  },
+});
+for (const p of positionals) {
+  if (!(ALL as readonly string[]).includes(p)) {
+    console.error(`bench: unknown scenario "${p}"; known: ${ALL.join(' ')}`);
+    process.exit(2);
+  }
 }
-if (all || wanted.includes('s1')) {
-  const r = await runS1({ seconds: quick ? 1 : 5, rounds: quick ? 1 : 2 });
-  console.log('\nS1: single getSlot, closed loop, 50 connections\n' + s1Table(r));
-  results.s1 = r;
+const quick = values.quick === true;
+const file = resolve(
+  values.results ?? process.env.JUMPGATE_BENCH_RESULTS ?? new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url).pathname,
+);
+
+function readPrevious(): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 }
-if (all || wanted.includes('badinput')) {
-  const r = await runBadInput(quick ? 20 : 2000);
-  console.log('\nBad input: documented errors, bounded memory\n' + badInputTable(r));
-  results.badinput = r;
+
+if (values.readme === true) {
+  console.log(readmeTables(readPrevious()));
+  process.exit(0);
 }
-if (all || wanted.includes('keymap')) {
-  const r = await runKeymapBench();
-  console.log('\nKey affinity map (1,000,000 keys)\n' + keymapTable(r));
-  results.keymap = r;
+
+const wanted: Name[] = positionals.length === 0 ? [...ALL] : ALL.filter((n) => positionals.includes(n));
+const started = performance.now();
+const env = await setup();
+const results: Record<string, unknown> = { date: env.date, node: process.version, cpus: cpus().length };
+const log = (line: string): void => console.error(line);
+console.log(setupText(env));
+const runsHttp = wanted.some((n) => /^s\d$/.test(n));
+if (runsHttp) results.setup = env;
+
+let failures = 0;
+let s2Rate: number | undefined = values['s2-rate'] === undefined ? undefined : Number(values['s2-rate']);
+for (const name of wanted) {
+  const t0 = performance.now();
+  console.error(`\n[bench] ${name}…`);
+  try {
+    await runOne(name);
+  } catch (e) {
+    // One scenario failing (a peer refusing its config, a port race) does not lose the others.
+    failures++;
+    console.log(`\n**${name}: failed**: ${(e as Error).stack ?? String(e)}`);
+    results[name] = { error: (e as Error).message };
+  }
+  console.error(`[bench] ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
-if (all || wanted.includes('hotkeys')) {
-  const r = runHotkeys(quick ? 100_000 : 1_000_000);
-  console.log('\nHot-key buckets under random keys\n' + hotkeysTable(r));
-  results.hotkeys = r;
+
+async function runOne(name: Name): Promise<void> {
+  switch (name) {
+    case 's1':
+    case 's2':
+    case 's3':
+    case 's4':
+    case 's5': {
+      const r = await runHttpScenario(name as HttpScenarioId, { quick, s2Rate, log });
+      if (name === 's1' && s2Rate === undefined) {
+        // S2 runs at a rate every target sustains: at most half the slowest target's S1 rate.
+        const slowest = Math.min(...r.targets.filter((x) => x.skipped === null).map((x) => x.throughput));
+        const cap = quick ? 2000 : 10_000;
+        s2Rate = Math.max(500, Math.min(cap, Math.floor(slowest / 2 / 500) * 500));
+      }
+      console.log('\n' + httpTable(r));
+      results[name] = r;
+      break;
+    }
+    case 's6': {
+      const r = await runS6({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
+      console.log('\n' + wsTable(r));
+      results.s6 = r;
+      break;
+    }
+    case 'parse': {
+      const r = await measureThreshold();
+      console.log('\nWorker pool threshold (median per body)\n' + thresholdTable(r));
+      results.parse = r;
+      break;
+    }
+    case 'badinput': {
+      const r = await runBadInput(quick ? 20 : 2000);
+      console.log('\nBad input: documented errors, bounded memory\n' + badInputTable(r));
+      results.badinput = r;
+      break;
+    }
+    case 'keymap': {
+      const r = await runKeymapBench();
+      console.log('\nKey affinity map (1,000,000 keys)\n' + keymapTable(r));
+      results.keymap = r;
+      break;
+    }
+    case 'hotkeys': {
+      const r = runHotkeys(quick ? 100_000 : 1_000_000);
+      console.log('\nHot-key buckets under random keys\n' + hotkeysTable(r));
+      results.hotkeys = r;
+      break;
+    }
+    case 'ws': {
+      const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
+      console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
+      results.ws = r;
+      break;
+    }
+  }
 }
-if (all || wanted.includes('ws')) {
-  const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
-  console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
-  results.ws = r;
-}
-mkdirSync(new URL('../../bench/results/', import.meta.url), { recursive: true });
-const file = new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url);
+
+const wall = (performance.now() - started) / 1000;
+results.wallSeconds = wall;
+mkdirSync(dirname(file), { recursive: true });
 // A run of some scenarios updates only their entries.
-let previous: Record<string, unknown> = {};
-try {
-  previous = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-} catch {
-  // first run
-}
-writeFileSync(file, JSON.stringify({ ...previous, ...results }, (_k, v: unknown) => (v === Infinity ? null : v), 2) + '\n');
-console.log(`\nresults written to ${file.pathname}`);
+writeFileSync(file, JSON.stringify({ ...readPrevious(), ...results }, (_k, v: unknown) => (v === Infinity ? null : v), 2) + '\n');
+console.log(`\nresults written to ${file} (${(wall / 60).toFixed(1)} min)`);
+if (failures > 0) process.exitCode = 1;

@@ -17,6 +17,7 @@ import { startGateway } from './server.js';
 import { runSimCli } from './sim/cli.js';
 import { runWsCli } from './cli/ws.js';
 import { runTokensCli } from './cli/tokens.js';
+import { runBenchCli } from './bench/cli.js';
 
 const USAGE = `usage: jumpgate <command> [options]
 
@@ -33,6 +34,9 @@ commands:
   tokens create --stack NAME [--label L] | tokens list [--stack NAME] | tokens revoke ID
        [--account EMAIL] [--config FILE] [--store URL] [--json]
                        manage API tokens in the account store
+  bench --url URL [--rate R | --closed] [--duration D] [--connections C] [--method M] [--batch N]
+        [--affinity key --keys K] [--token T] [--ws-subscribers N] [--json]
+                       load-test any JSON-RPC endpoint (jumpgate bench --help)
   ws URL [MESSAGE…] [--count N]
                        open a WebSocket, send the messages (default slotSubscribe), print frames
   help                 this text`;
@@ -131,6 +135,9 @@ async function main(argv: string[]): Promise<void> {
       return start(rest);
     case 'sim':
       return runSimCli(rest);
+    case 'bench':
+      process.exitCode = await runBenchCli(rest);
+      return;
     case 'tokens':
       process.exitCode = await runTokensCli(rest);
       return;

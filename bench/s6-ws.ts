@@ -1,0 +1,222 @@
+// S6: WebSocket fan-out. N clients subscribe to slotSubscribe through jumpgate, then through
+// nginx (and HAProxy), in front of the same two simulated nodes (400 ms slots, as on Solana).
+// For each: notification delay (arrival − the earliest arrival of the same slot at any
+// client or at a reference client subscribed straight to each node), the upstream
+// subscriptions the proxy holds, its memory idle / with the clients / at peak, and its CPU
+// while the notifications flow. The clients are spread over child processes so parsing
+// thousands of frames does not queue behind one event loop.
+
+import { readFileSync } from 'node:fs';
+import type { LatencyMs } from '../src/bench/http-load.js';
+import { parseBenchArgs } from '../src/bench/options.js';
+import { runWsLoad, type WsLoadResult } from '../src/bench/ws-load.js';
+import { TOKEN } from './http-scenarios.js';
+import { peerMissing, startPeer, type PeerName } from './peers.js';
+import { freePort, startGatewayProc, startSimProc, type Proc } from './procs.js';
+
+const ADMIN = 'bench-admin-token-0123456789';
+
+export interface WsTargetRow {
+  target: string;
+  skipped: string | null;
+  notes: string[];
+  clients: number;
+  subscribed: number;
+  failed: number;
+  failKinds: Record<string, number>;
+  closed: number;
+  connectS: number;
+  notifications: number;
+  missing: number;
+  delayMs: LatencyMs | null;
+  overReferenceMs: LatencyMs | null;
+  /** Upstream subscriptions the proxy holds (jumpgate: admin API; peers: one per client connection). */
+  upstreamSubscriptions: number | null;
+  upstreamByNode: Record<string, number> | null;
+  /** ESTABLISHED TCP connections from the proxy to the nodes, references excluded. */
+  upstreamConnections: number | null;
+  rssIdleMb: number | null;
+  rssConnectedMb: number | null;
+  peakRssMb: number | null;
+  /** Share of one core the proxy used while notifications flowed. */
+  cpuPct: number | null;
+  histogram: string | null;
+}
+
+export interface WsScenarioResult {
+  id: 's6';
+  title: string;
+  clients: number;
+  procs: number;
+  seconds: number;
+  slotMs: number;
+  notes: string[];
+  targets: WsTargetRow[];
+}
+
+/** ESTABLISHED client-side TCP connections to any of `ports` (from /proc/net/tcp{,6}). */
+export function connectionsTo(ports: number[]): number {
+  const want = new Set(ports.map((p) => p.toString(16).toUpperCase().padStart(4, '0')));
+  let n = 0;
+  for (const f of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length < 4 || cols[3] !== '01') continue;
+      const remotePort = cols[2]!.split(':')[1]!;
+      if (want.has(remotePort)) n++;
+    }
+  }
+  return n;
+}
+
+function skipped(target: string, reason: string, clients: number): WsTargetRow {
+  return {
+    target,
+    skipped: reason,
+    notes: [],
+    clients,
+    subscribed: 0,
+    failed: 0,
+    failKinds: {},
+    closed: 0,
+    connectS: 0,
+    notifications: 0,
+    missing: 0,
+    delayMs: null,
+    overReferenceMs: null,
+    upstreamSubscriptions: null,
+    upstreamByNode: null,
+    upstreamConnections: null,
+    rssIdleMb: null,
+    rssConnectedMb: null,
+    peakRssMb: null,
+    cpuPct: null,
+    histogram: null,
+  };
+}
+
+export async function runS6(o: { quick: boolean; clients?: number; procs?: number; seconds?: number; log?: (line: string) => void }): Promise<WsScenarioResult> {
+  const clients = o.clients ?? (o.quick ? 200 : 5000);
+  const procs = o.procs ?? (o.quick ? 1 : 2);
+  const seconds = o.seconds ?? (o.quick ? 0.5 : 10);
+  const slotMs = 400;
+  const log = o.log ?? (() => undefined);
+  const sims = await Promise.all([startSimProc('s6-a', ['--slot-ms', String(slotMs)]), startSimProc('s6-b', ['--slot-ms', String(slotMs)])]);
+  const simPorts = sims.map((s) => Number(new URL(s.url).port));
+  const refs = sims.map((s) => s.url.replace(/^http/, 'ws'));
+  const rows: WsTargetRow[] = [];
+  try {
+    const measure = async (target: string, proc: Proc & { url: string }, args: string[], notes: string[], subs: () => Promise<{ total: number; byNode: Record<string, number> | null }>): Promise<WsTargetRow> => {
+      await new Promise((r) => setTimeout(r, 500));
+      const rssIdle = proc.rssBytes();
+      const p = parseBenchArgs(['--url', proc.url, '--ws-subscribers', String(clients), '--ws-procs', String(procs), '--duration', `${seconds}s`, '--timeout', '20s', ...refs.flatMap((r) => ['--ws-reference', r]), ...args]);
+      if (p.kind !== 'ws') throw new Error('expected WebSocket options');
+      if (o.quick) p.ws.graceMs = 300;
+      let cpu0 = 0;
+      let t0 = 0;
+      let sampled: Promise<{ total: number; byNode: Record<string, number> | null; conns: number; rss: number }> | null = null;
+      let cpuPct = 0;
+      const r: WsLoadResult = await runWsLoad(p.ws, {
+        onMeasuring: () => {
+          cpu0 = proc.cpuSeconds();
+          t0 = performance.now();
+          sampled = new Promise((resolve) => setTimeout(resolve, 500)).then(async () => {
+            const s = await subs();
+            return { ...s, conns: connectionsTo(simPorts) - refs.length, rss: proc.rssBytes() };
+          });
+        },
+        beforeClose: () => {
+          cpuPct = ((proc.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000)) * 100;
+        },
+      });
+      const s = sampled === null ? null : await (sampled as Promise<{ total: number; byNode: Record<string, number> | null; conns: number; rss: number }>);
+      log(`  s6 ${target}: ${r.subscribed}/${clients} subscribed, delay p99 ${r.delayMs.p99.toFixed(1)} ms, upstream subscriptions ${s?.total ?? '?'}`);
+      return {
+        target,
+        skipped: null,
+        notes,
+        clients,
+        subscribed: r.subscribed,
+        failed: r.failed,
+        failKinds: r.failKinds,
+        closed: r.closed,
+        connectS: r.connectS,
+        notifications: r.notifications,
+        missing: r.missing,
+        delayMs: r.delayMs,
+        overReferenceMs: r.overReferenceMs,
+        upstreamSubscriptions: s?.total ?? null,
+        upstreamByNode: s?.byNode ?? null,
+        upstreamConnections: s?.conns ?? null,
+        rssIdleMb: rssIdle / 2 ** 20,
+        rssConnectedMb: s === null ? null : s.rss / 2 ** 20,
+        peakRssMb: proc.peakRssBytes() / 2 ** 20,
+        cpuPct,
+        histogram: r.histogram,
+      };
+    };
+
+    const adminPort = await freePort();
+    const gw = await startGatewayProc(
+      sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
+      TOKEN,
+      `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\nworkers: { threads: 0 }`,
+    );
+    try {
+      rows.push(
+        await measure('jumpgate', gw, ['--token', TOKEN], ['workers.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
+          const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
+          const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
+          return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
+        }),
+      );
+    } finally {
+      await gw.stop();
+    }
+    for (const name of ['nginx', 'haproxy'] as PeerName[]) {
+      const missing = await peerMissing(name);
+      if (missing !== null) {
+        rows.push(skipped(name, missing, clients));
+        continue;
+      }
+      let peer;
+      try {
+        peer = await startPeer(
+          name,
+          sims.map((s) => s.url),
+          { wsClients: clients },
+        );
+      } catch (e) {
+        rows.push(skipped(name, `failed to start: ${(e as Error).message.split('\n')[0]}`, clients));
+        continue;
+      }
+      try {
+        // A generic proxy opens one upstream WebSocket per client: its subscriptions are its connections.
+        rows.push(await measure(name, peer, [], [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], async () => ({ total: connectionsTo(simPorts) - refs.length, byNode: null })));
+      } finally {
+        await peer.stop();
+      }
+    }
+  } finally {
+    await Promise.all(sims.map((s) => s.stop()));
+  }
+  return {
+    id: 's6',
+    title: `S6: ${clients.toLocaleString('en-US')} WebSocket clients, one slotSubscribe each, ${slotMs} ms slots, ${seconds} s`,
+    clients,
+    procs,
+    seconds,
+    slotMs,
+    notes: [
+      `clients spread over ${procs} load-generator process${procs > 1 ? 'es' : ''}; one reference client subscribed straight to each node`,
+      'delay: arrival − earliest arrival of the same slot at any client or reference',
+    ],
+    targets: rows,
+  };
+}

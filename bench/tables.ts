@@ -1,0 +1,164 @@
+// Markdown tables for the scenario results: printed after a run, and (readmeTables) the
+// block that goes into README.md, from a results file: `npm run bench -- --readme`.
+
+import { cpus, loadavg, release } from 'node:os';
+import { readFileSync } from 'node:fs';
+import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
+import { hasWrk } from './load.js';
+import { peerVersion } from './peers.js';
+import type { WsScenarioResult } from './s6-ws.js';
+
+export interface Setup {
+  date: string;
+  cpu: string;
+  cores: number;
+  kernel: string;
+  node: string;
+  nginx: string | null;
+  haproxy: string | null;
+  wrk: boolean;
+  /** 1-minute load average when the run started (each scenario also checks for other CPU use). */
+  loadAvgAtStart: number;
+}
+
+export async function setup(): Promise<Setup> {
+  let cpu = cpus()[0]?.model ?? 'unknown';
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? cpu;
+  } catch {
+    // not Linux
+  }
+  return {
+    date: new Date().toISOString(),
+    cpu,
+    cores: cpus().length,
+    kernel: release(),
+    node: process.version,
+    nginx: await peerVersion('nginx'),
+    haproxy: await peerVersion('haproxy'),
+    wrk: await hasWrk(),
+    loadAvgAtStart: loadavg()[0]!,
+  };
+}
+
+export function setupText(s: Setup): string {
+  return [
+    `Setup: ${s.cores} cores (${s.cpu}), Linux ${s.kernel}, Node ${s.node}; nginx ${s.nginx ?? 'not installed'}, HAProxy ${s.haproxy ?? 'not installed'}; ${s.date.slice(0, 10)}.`,
+    'Everything runs on the same cores, unpinned: two simulated nodes (one process each), the target under test,',
+    'and the load generator (a child process per measurement). Compare within one run only.',
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
+}
+
+const n0 = (v: number): string => Math.round(v).toLocaleString('en-US');
+const f2 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '-' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : n0(v));
+const signed = (v: number): string => (v >= 0 ? '+' : '−') + f2(Math.abs(v));
+const cpu = (r: TargetRow): string => (r.cpuPer1k === null ? '-' : r.cpuPer1k.toFixed(3) + (r.process === 'node' ? ' (nodes)' : ''));
+const rss = (r: TargetRow): string => (r.peakRssMb === null ? '-' : n0(r.peakRssMb) + (r.process === 'node' ? ' (2 nodes)' : ''));
+const errs = (r: TargetRow): string => (r.errors === 0 ? '0' : `${n0(r.errors)} (${Object.entries(r.errorKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`);
+
+function targetName(r: TargetRow): string {
+  return r.process === 'node' ? `${r.target} (the limit)` : r.target;
+}
+
+function skippedLine(r: TargetRow, cols: number): string {
+  return `| ${r.target} | skipped: ${r.skipped}${' |'.repeat(cols - 1)}`;
+}
+
+function notesOf(rows: { target: string; notes: string[]; skipped: string | null }[], extra: string[]): string {
+  const lines = [...extra];
+  for (const r of rows) if (r.skipped === null && r.notes.length > 0) lines.push(`${r.target}: ${r.notes.join('; ')}`);
+  return lines.map((l) => `- ${l}`).join('\n');
+}
+
+export function httpTable(s: HttpScenarioResult): string {
+  const rounds = `${s.rounds} round${s.rounds > 1 ? 's' : ''} × ${s.seconds} s per target, alternating`;
+  const out: string[] = [`**${s.title}** (${rounds})`, ''];
+  if (s.id === 's2') {
+    out.push('| target | req/s | p50 ms | p99 ms | p99.9 ms | added p50 | added p99 | added p99.9 | errors | CPU s / 1k req | peak RSS MB |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of s.targets) {
+      if (r.skipped !== null) {
+        out.push(skippedLine(r, 10));
+        continue;
+      }
+      const l = r.latencyMs!;
+      const a = r.addedMs;
+      out.push(`| ${targetName(r)} | ${n0(r.throughput)} | ${f2(l.p50)} | ${f2(l.p99)} | ${f2(l.p999)} | ${a ? signed(a.p50) : '–'} | ${a ? signed(a.p99) : '–'} | ${a ? signed(a.p999) : '–'} | ${errs(r)} | ${cpu(r)} | ${rss(r)} |`);
+    }
+  } else {
+    const batch = s.callsPerRequest > 1;
+    const big = s.id === 's5';
+    const wrk = s.targets.some((r) => r.wrkRps !== null);
+    const head = ['target', batch ? 'batches/s' : 'req/s', ...(batch ? ['calls/s'] : []), ...(big ? ['MB/s'] : []), 'spread', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors', batch ? 'CPU s / 1k batches' : 'CPU s / 1k req', 'peak RSS MB', ...(wrk ? ['wrk req/s'] : [])];
+    out.push(`| ${head.join(' | ')} |`, `|---|${'---:|'.repeat(head.length - 1)}`);
+    for (const r of s.targets) {
+      if (r.skipped !== null) {
+        out.push(skippedLine(r, head.length - 1));
+        continue;
+      }
+      const l = r.latencyMs!;
+      const cells = [
+        targetName(r),
+        n0(r.throughput),
+        ...(batch ? [n0(r.throughput * s.callsPerRequest)] : []),
+        ...(big ? [f2(r.mbPerSec)] : []),
+        s.rounds > 1 ? `±${(r.spreadPct / 2).toFixed(0)}%` : '–',
+        f2(l.p50),
+        f2(l.p90),
+        f2(l.p99),
+        f2(l.p999),
+        f2(l.max),
+        errs(r),
+        cpu(r),
+        rss(r),
+        ...(wrk ? [r.wrkRps === null ? '-' : n0(r.wrkRps)] : []),
+      ];
+      out.push(`| ${cells.join(' | ')} |`);
+    }
+  }
+  const extra = [...s.notes];
+  if (s.otherCores >= 0.15) extra.push(`other processes on the machine used ${s.otherCores.toFixed(2)} cores on average while this ran: figures disturbed`);
+  if (s.responseBytes !== null && (s.id === 's5' || s.id === 's4')) extra.push(`answer size ${n0(s.responseBytes)} bytes`);
+  const notes = notesOf(s.targets, extra);
+  if (notes !== '') out.push('', notes);
+  return out.join('\n');
+}
+
+export function wsTable(s: WsScenarioResult): string {
+  const out = [
+    `**${s.title}**`,
+    '',
+    '| target | subscribed | failed | upstream subscriptions | upstream TCP conns | delay p50 ms | p90 | p99 | p99.9 | max | missing | RSS idle → with clients MB | peak RSS MB | CPU while streaming |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of s.targets) {
+    if (r.skipped !== null) {
+      out.push(`| ${r.target} | skipped: ${r.skipped}${' |'.repeat(13)}`);
+      continue;
+    }
+    const d = r.delayMs!;
+    const failed = r.failed === 0 ? '0' : `${n0(r.failed)} (${Object.entries(r.failKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`;
+    const by = r.upstreamByNode === null ? '' : ` ${JSON.stringify(r.upstreamByNode)}`;
+    out.push(
+      `| ${r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%'} |`,
+    );
+  }
+  const notes = notesOf(s.targets, s.notes);
+  if (notes !== '') out.push('', notes);
+  return out.join('\n');
+}
+
+/** The README block: setup, then each S1–S6 table present in `results`. */
+export function readmeTables(results: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const s = results.setup as Setup | undefined;
+  if (s !== undefined) parts.push(setupText(s));
+  for (const id of ['s1', 's2', 's3', 's4', 's5'] as const) {
+    const r = results[id] as HttpScenarioResult | undefined;
+    if (r?.targets !== undefined) parts.push(httpTable(r));
+  }
+  const ws = results.s6 as WsScenarioResult | undefined;
+  if (ws?.targets !== undefined) parts.push(wsTable(ws));
+  return parts.join('\n\n');
+}

@@ -1,0 +1,64 @@
+// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick` (a second or so per
+// target) writing to a temporary results file. No assertion on speed: only that every
+// scenario produced its rows, skipped peers say why in the printed tables, and the JSON was
+// written.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+const RUNNER = new URL('../../bench/run.js', import.meta.url).pathname;
+
+interface Row {
+  target: string;
+  skipped: string | null;
+  latencyMs?: { count: number } | null;
+  delayMs?: { count: number } | null;
+  subscribed?: number;
+  throughput?: number;
+}
+
+t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'results.json');
+  const child = spawn(process.execPath, [RUNNER, 's1', 's2', 's3', 's4', 's5', 's6', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // The tables (skipped peers included, with the reason) show in the test output.
+  t.comment(out);
+  if (code !== 0) t.comment(err.slice(-4000));
+  t.equal(code, 0, 'runner exited 0');
+
+  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { targets?: Row[]; error?: string }>;
+  t.ok(results.setup, 'setup recorded');
+  for (const id of ['s1', 's2', 's3', 's4', 's5']) {
+    const s = results[id];
+    t.notOk(s?.error, `${id} did not fail`);
+    const rows = s?.targets ?? [];
+    const names = rows.map((r) => r.target);
+    t.ok(names.includes('direct to nodes') && names.includes('jumpgate'), `${id}: direct and jumpgate rows (${names.join(', ')})`);
+    t.ok(names.includes('nginx') && names.includes('haproxy'), `${id}: a row for each peer, run or skipped`);
+    for (const r of rows) {
+      if (r.skipped !== null) {
+        t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `${id}: skipped ${r.target} is noted in the printed table (${r.skipped})`);
+        continue;
+      }
+      t.ok(r.latencyMs !== null && r.latencyMs!.count > 0 && r.throughput! > 0, `${id} ${r.target}: measured`);
+    }
+  }
+  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null), 's4 has the node-mode row');
+  const ws = results.s6?.targets ?? [];
+  t.notOk(results.s6?.error, 's6 did not fail');
+  const gw = ws.find((r) => r.target === 'jumpgate');
+  t.ok(gw !== undefined && gw.subscribed! > 0 && gw.delayMs!.count > 0, 's6: jumpgate clients subscribed and notifications measured');
+  t.ok(ws.some((r) => r.target === 'nginx'), 's6: an nginx row, run or skipped');
+  t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
+  t.match(out, /\*\*S6: /, 'S6 table printed');
+  t.match(out, /results written to /);
+});
