@@ -304,9 +304,21 @@ export class Exchange implements CallOwner {
       return;
     }
     const results = this.outcomes;
-    for (let i = 0; i < plan.count; i++) {
-      const invalid = plan.kinds[i] === KIND_INVALID;
-      u.record(id, invalid ? '(invalid)' : plan.methods[i]!, 1, invalid || failed === 1 ? 1 : 0, 0, 0, us);
+    // Batches usually repeat one method: book each run of equal methods in one record.
+    let runMethod: string | null = null;
+    let runCalls = 0;
+    let runErrors = 0;
+    for (let i = 0; i <= plan.count; i++) {
+      const invalid = i < plan.count && plan.kinds[i] === KIND_INVALID;
+      const method = i === plan.count ? null : invalid ? '(invalid)' : plan.methods[i]!;
+      if (method !== runMethod) {
+        if (runCalls > 0) u.record(id, runMethod!, runCalls, runErrors, 0, 0, us);
+        runMethod = method;
+        runCalls = 0;
+        runErrors = 0;
+      }
+      runCalls++;
+      if (invalid || failed === 1) runErrors++;
     }
     if (results !== null) for (const o of results) if (o.error !== null && failed === 0) u.record(id, '(batch)', 0, o.to - o.from, 0, 0);
     u.record(id, '(batch)', 0, 0, this.received, out);

@@ -42,10 +42,11 @@ export class LatencyHistogram {
       });
   }
 
-  /** Records one value; negatives count as 0, values above `highest` as `highest`. */
-  record(us: number): void {
+  /** Records a value `count` times; negatives count as 0, values above `highest` as `highest`. */
+  record(us: number, count = 1): void {
     const v = us > 0 ? (us < this.highest ? Math.round(us) : this.highest) : 0;
-    this.h.recordValue(v);
+    if (count === 1) this.h.recordValue(v);
+    else this.h.recordValueWithCount(v, count);
   }
 
   get count(): number {

@@ -11,6 +11,12 @@ const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 const COMMA = Buffer.from(',');
 
+// Upstream ids are batch positions: their text, made once per position.
+const POSITION_IDS: Buffer[] = [];
+function positionId(i: number): Buffer {
+  return (POSITION_IDS[i] ??= Buffer.from(String(i)));
+}
+
 /** Indices of elements that go upstream (requests and notifications), in order. */
 export function forwardable(plan: BatchPlan): Int32Array {
   let n = 0;
@@ -30,7 +36,7 @@ export function buildSubBatch(body: Buffer, plan: BatchPlan, order: Int32Array, 
     const e = plan.spans[2 * i + 1]!;
     const idS = plan.idSpans[2 * i]!;
     if (plan.kinds[i] === KIND_REQUEST && idS >= 0) {
-      parts.push(body.subarray(s, idS), Buffer.from(String(i)), body.subarray(plan.idSpans[2 * i + 1]!, e));
+      parts.push(body.subarray(s, idS), positionId(i), body.subarray(plan.idSpans[2 * i + 1]!, e));
     } else {
       parts.push(body.subarray(s, e));
     }

@@ -59,16 +59,19 @@ export class UsageMeter {
     return c;
   }
 
-  /** `latencyUs` < 0 (the default) records no latency (bytes-only and bookkeeping records). */
+  /**
+   * `latencyUs` < 0 (the default) records no latency (bytes-only and bookkeeping records);
+   * otherwise each of the `calls` took it (a batch's calls share the batch's latency).
+   */
   record(tokenId: string, method: string, calls: number, errors: number, bytesIn: number, bytesOut: number, latencyUs = -1): void {
     const c = this.cell(tokenId, method);
     c.calls += calls;
     c.errors += errors;
     c.bytesIn += bytesIn;
     c.bytesOut += bytesOut;
-    if (latencyUs >= 0) {
-      (c.histogram ??= new LatencyHistogram(HISTOGRAM_OPTS)).record(latencyUs);
-      c.timed++;
+    if (latencyUs >= 0 && calls > 0) {
+      (c.histogram ??= new LatencyHistogram(HISTOGRAM_OPTS)).record(latencyUs, calls);
+      c.timed += calls;
     }
   }
 
