@@ -100,16 +100,21 @@ export async function startNginx(nodes: string[], o: PeerOptions = {}): Promise<
   writeFileSync(join(prefix, 'nginx.conf'), conf);
   // A root master runs its worker as nobody, which must reach the temp folders in here.
   chmodSync(prefix, 0o755);
-  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await waitForPort(child, port, 'nginx');
-  const p = proc(child, 'SIGQUIT');
+  return runPeer('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], port, prefix, 'SIGQUIT', notes);
+}
+
+/** Starts a peer process, waits for its port; stopping it also removes its folder. */
+async function runPeer(cmd: string, args: string[], port: number, dir: string, signal: NodeJS.Signals, notes: string[]): Promise<Peer> {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitForPort(child, port, cmd);
+  const p = proc(child, signal);
   return {
     ...p,
     url: `http://127.0.0.1:${port}`,
     notes,
     stop: async () => {
       await p.stop();
-      rmSync(prefix, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -132,18 +137,7 @@ export async function startHaproxy(nodes: string[], o: PeerOptions = {}): Promis
   }
   const file = join(dir, 'haproxy.cfg');
   writeFileSync(file, cfg);
-  const child = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await waitForPort(child, port, 'haproxy');
-  const p = proc(child, 'SIGTERM');
-  return {
-    ...p,
-    url: `http://127.0.0.1:${port}`,
-    notes,
-    stop: async () => {
-      await p.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return runPeer('haproxy', ['-db', '-f', file], port, dir, 'SIGTERM', notes);
 }
 
 export function startPeer(name: PeerName, nodes: string[], o: PeerOptions = {}): Promise<Peer> {
