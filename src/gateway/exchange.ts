@@ -5,20 +5,16 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
-import { memberSpan, rawIdOf, trimmedSpan } from '../rpc/scan.js';
+import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import { MODE_DEFAULT, MODE_KEY } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './tokens.js';
 
 const EMPTY = '';
-const ERROR_KEY = Buffer.from('"error"');
-const errorSpan = new Int32Array(2);
 
 function hasTopLevelError(body: string | Buffer): boolean {
-  const b = typeof body === 'string' ? Buffer.from(body) : body;
-  const [s, e] = trimmedSpan(b);
-  return b[s] === 0x7b && memberSpan(b, s, e, ERROR_KEY, errorSpan);
+  return isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
 }
 
 /** Where a WebSocket call's answer goes. */

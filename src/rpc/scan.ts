@@ -143,3 +143,28 @@ export function parseSmallUint(buf: Buffer, s: number, e: number): number {
   }
   return v;
 }
+
+const RESULT_KEY = Buffer.from('"result"');
+const ERROR_KEY = Buffer.from('"error"');
+
+/**
+ * Whether a JSON-RPC answer object is an error. It has `result` or `error`, never both, so
+ * the walk stops at whichever comes first and never scans a (possibly huge) result value.
+ */
+export function isErrorAnswer(buf: Buffer): boolean {
+  const [start, end] = trimmedSpan(buf);
+  if (buf[start] !== LBRACE) return false;
+  let i = skipWs(buf, start + 1, end);
+  while (i < end && buf[i] === QUOTE) {
+    const keyEnd = skipString(buf, i, end);
+    const len = keyEnd - i;
+    if (len === RESULT_KEY.length && buf.compare(RESULT_KEY, 0, len, i, keyEnd) === 0) return false;
+    if (len === ERROR_KEY.length && buf.compare(ERROR_KEY, 0, len, i, keyEnd) === 0) return true;
+    i = skipWs(buf, keyEnd, end);
+    if (buf[i] !== COLON) return false;
+    i = skipWs(buf, skipValue(buf, skipWs(buf, i + 1, end), end), end);
+    if (buf[i] !== COMMA) return false;
+    i = skipWs(buf, i + 1, end);
+  }
+  return false;
+}
