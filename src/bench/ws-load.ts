@@ -15,7 +15,7 @@ import { requestPath, type WsBenchOptions } from './options.js';
 import type { FromChild, ToChild } from './ws-child.js';
 import { monoNow, SubscriberGroup, type Arrivals, type GroupCounts, type GroupSpec } from './ws-subscribers.js';
 
-export interface WsLoadResult {
+export interface WsLoadResult extends Omit<GroupCounts, 'connected'> {
   kind: 'ws';
   url: string;
   method: string;
@@ -24,12 +24,6 @@ export interface WsLoadResult {
   references: string[];
   /** Seconds to connect and subscribe every client. */
   connectS: number;
-  subscribed: number;
-  failed: number;
-  failKinds: Record<string, number>;
-  /** Subscribed clients closed by the other side while measuring. */
-  closed: number;
-  closeKinds: Record<string, number>;
   durationS: number;
   /** Distinct notifications whose earliest arrival fell in the measured window. */
   notifications: number;

@@ -3,7 +3,6 @@
 // labels, and the `jumpgate nodes` / `jumpgate reload` CLI against a running gateway.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -12,6 +11,7 @@ import { silentLogger } from '../../src/log.js';
 import { GatewayMetrics } from '../../src/metrics/prometheus.js';
 import { startGateway, type Gateway } from '../../src/server.js';
 import { startSim, type SimNode } from '../../src/sim/node.js';
+import { freePort } from '../../bench/procs.js';
 import { runCli } from '../helpers/cli.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
@@ -68,16 +68,6 @@ function count(list: string[], id: string): number {
   return list.filter((x) => x === id).length;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function withAdmin(t: Test, sims: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
   const h = await startHarness({ sims: [{}, {}], ...sims, admin: true, config: { admin: { token: ADMIN }, ...(sims.config ?? {}) } });
