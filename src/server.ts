@@ -13,6 +13,7 @@ import { staticTokenRecord, TokenTable } from './gateway/tokens.js';
 import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
+import { onPipeliningDropped } from './upstream/http1.js';
 import { NodePool } from './upstream/pool.js';
 import { startTokenSync } from './accounts/token-sync.js';
 import { startConsole, type ConsoleServer } from './console/server.js';
@@ -86,6 +87,7 @@ export interface GatewayOptions {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config.log.level);
   onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
+  onPipeliningDropped((node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes'));
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   const pool = new NodePool(config, log);

@@ -31,6 +31,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   nodes: [],
   tokens: [],
   limits: { maxBodyBytes: 1048576, maxBatch: 1000, upstreamTimeoutMs: 30000, methodTimeoutMs: {} },
+  upstream: { client: 'pipelined', connections: 64, pipelining: 4, pipelineStallMs: 5 },
   routing: {
     upstreamBatch: 50,
     maxAttempts: 3,

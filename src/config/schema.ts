@@ -152,6 +152,17 @@ export const ConfigSchema = obj({
     upstreamTimeoutMs: int(1),
     methodTimeoutMs: z.record(method, int(1), expected('a mapping of method name to milliseconds')),
   }),
+  upstream: obj(
+    {
+      client: z.enum(['pipelined', 'undici'], expected('one of pipelined, undici')).meta({
+        description: 'pipelined: our HTTP/1.1 client (pipelining, one write per connection per loop turn); undici: undici Pool, one request per connection at a time',
+      }),
+      connections: int(1, 4096).meta({ description: 'Connections per node at most' }),
+      pipelining: int(1, 128).meta({ description: 'pipelined client: unanswered requests per connection at most (1 = no pipelining)' }),
+      pipelineStallMs: int(0).meta({ description: 'pipelined client: a connection whose oldest unanswered request is older than this takes no more' }),
+    },
+    'How the gateway talks to nodes (restart to change)',
+  ),
   routing: obj({
     upstreamBatch: int(1),
     maxAttempts: int(1, 10),

@@ -2,17 +2,12 @@
 // follow SPEC §4: a connection that never carried the request is retried for every method;
 // timeouts, 5xx, 429, resets and unusable bodies only for methods that are safe to repeat.
 
-import type { Dispatcher } from 'undici';
 import { Errors, type GatewayErrorSpec } from '../errors.js';
 import { isWs } from '../rpc/scan.js';
 import type { UpstreamNode } from './node.js';
+import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
 
-let reportInternalError: (err: unknown) => void = (err) => console.error('jumpgate: internal error while finishing a call', err);
-
-/** Where bugs surfacing in undici callbacks are reported (the server passes its logger). */
-export function onInternalError(fn: (err: unknown) => void): void {
-  reportInternalError = fn;
-}
+export { onInternalError } from './transport.js';
 
 export interface CallOwner {
   /** The call is finished: `call.response` is set, or `call.error`. */
@@ -23,30 +18,38 @@ export interface Router {
   /** Next node for this call, excluding the nodes it tried; null when none is left. */
   route(call: UpstreamCall): UpstreamNode | null;
   readonly maxAttempts: number;
+  readonly methodLatency: MethodLatency;
 }
 
-const HEADERS = { 'content-type': 'application/json' };
+/**
+ * Smoothed answer time per method over all nodes (a sub-batch counts under its first
+ * method): calls of usually slow methods get an upstream connection to themselves.
+ */
+export class MethodLatency {
+  private readonly ms = new Map<string, number>();
+  /** Methods tracked at most (the names come from clients). */
+  private static readonly MAX = 4096;
 
-// Errors raised before any byte of the request could reach the node.
-const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+  constructor(public slowMs: number) {}
 
-const F_NONE = 0;
-const F_CONNECT = 1;
-const F_TIMEOUT = 2;
-const F_OTHER = 3;
-/** Our deadline passed while still connecting (or queued): the request was never written. */
-const F_CONNECT_TIMEOUT = 4;
+  record(method: string, ms: number): void {
+    const m = this.ms;
+    const prev = m.get(method);
+    if (prev !== undefined) m.set(method, prev + 0.2 * (ms - prev));
+    else if (m.size < MethodLatency.MAX) m.set(method, ms);
+  }
 
-class TimeoutError extends Error {
-  readonly code = 'JUMPGATE_TIMEOUT';
+  isSlow(method: string): boolean {
+    const v = this.ms.get(method);
+    return v !== undefined && v >= this.slowMs;
+  }
 }
-const TIMEOUT = new TimeoutError('node timed out');
 
 function onAttemptTimeout(attempt: Attempt): void {
-  attempt.timedOut = true;
-  if (attempt.controller !== null) attempt.controller.abort(TIMEOUT);
-  // undici hands over the controller only when it writes the request (after connecting).
-  else attempt.finish(F_CONNECT_TIMEOUT, 'connect timeout');
+  // Done first: whatever the client does while letting go of it must not end it twice.
+  attempt.done = true;
+  const neverWritten = attempt.node.client.abandon(attempt);
+  attempt.settle(neverWritten ? F_CONNECT_TIMEOUT : F_TIMEOUT, neverWritten ? 'connect timeout' : 'timeout', 0, null);
 }
 
 /** A body a JSON-RPC node could have meant: object or array, possibly padded. */
@@ -61,57 +64,45 @@ export function looksLikeJson(buf: Buffer): boolean {
   return (a === 0x7b && b === 0x7d) || (a === 0x5b && b === 0x5d);
 }
 
-/** undici dispatch handler for one attempt; stale attempts (after a timeout) are ignored. */
-class Attempt implements Dispatcher.DispatchHandler {
-  controller: Dispatcher.DispatchController | null = null;
-  status = 0;
-  chunks: Buffer[] = [];
-  size = 0;
-  timedOut = false;
+/** One attempt of a call on one node; events after it ended (a timeout) are ignored. */
+class Attempt implements AttemptSink {
   done = false;
+  clientRef: unknown = null;
   timer: NodeJS.Timeout;
   readonly startedAt = performance.now();
+  readonly body: Buffer;
+  readonly exclusive: boolean;
 
   constructor(
     readonly call: UpstreamCall,
     readonly node: UpstreamNode,
     timeoutMs: number,
   ) {
+    this.body = call.body;
+    this.exclusive = !call.retrySafe || call.router.methodLatency.isSlow(call.method);
     this.timer = setTimeout(onAttemptTimeout, timeoutMs, this);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.done) controller.abort(TIMEOUT);
+  answered(status: number, body: Buffer): void {
+    this.finish(F_NONE, '', status, body);
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number): void {
-    this.status = statusCode;
+  failed(kind: number, reason: string): void {
+    this.finish(kind, reason, 0, null);
   }
 
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-  }
-
-  onResponseEnd(): void {
-    this.finish(F_NONE, '');
-  }
-
-  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
-    if (this.timedOut) return this.finish(F_TIMEOUT, 'timeout');
-    const code = (err as { code?: string }).code ?? '';
-    this.finish(CONNECT_ERRORS.has(code) ? F_CONNECT : F_OTHER, code || err.message);
-  }
-
-  finish(failure: number, reason: string): void {
+  finish(failure: number, reason: string, status: number, body: Buffer | null): void {
     if (this.done) return;
     this.done = true;
+    this.settle(failure, reason, status, body);
+  }
+
+  settle(failure: number, reason: string, status: number, body: Buffer | null): void {
     clearTimeout(this.timer);
     try {
-      this.call.attemptEnded(this, failure, reason);
+      this.call.attemptEnded(this, failure, reason, status, body);
     } catch (err) {
-      // undici would swallow it and the client would wait forever: make it loud.
+      // The client would swallow it and the caller would wait forever: make it loud.
       reportInternalError(err);
     }
   }
@@ -155,22 +146,21 @@ export class UpstreamCall {
     this.tried |= node.bit;
     node.inflight++;
     node.requests++;
-    const attempt = new Attempt(this, node, this.timeoutMs);
-    node.pool.dispatch({ path: node.path, method: 'POST', headers: HEADERS, body: this.body }, attempt);
+    node.client.send(new Attempt(this, node, this.timeoutMs));
   }
 
-  attemptEnded(a: Attempt, failure: number, reason: string): void {
+  attemptEnded(a: Attempt, failure: number, reason: string, status: number, answer: Buffer | null): void {
     const node = a.node;
     node.inflight--;
     const now = performance.now();
     if (failure === F_NONE) {
-      const status = a.status;
-      const body = a.chunks.length === 1 ? a.chunks[0]! : Buffer.concat(a.chunks, a.size);
+      const body = answer!;
       if (status >= 500 || status === 429 || status < 200 || (!looksLikeJson(body) && (this.expectsAnswer || body.length > 0))) {
         failure = F_OTHER;
         reason = status >= 300 || status < 200 ? 'HTTP ' + status : 'unusable body';
       } else {
         node.recordSuccess(now - a.startedAt, now);
+        this.router.methodLatency.record(this.method, now - a.startedAt);
         this.response = body;
         this.status = status;
         this.node = node;

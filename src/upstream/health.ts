@@ -16,6 +16,8 @@ interface ProbeResult {
   ok: boolean;
   slot: number;
   reason: string;
+  /** How long the probe took. */
+  ms: number;
 }
 
 const PROBE_HEADERS = { 'content-type': 'application/json' };
@@ -24,7 +26,7 @@ const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 const ETH_BLOCK_NUMBER = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
 async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<{ result?: unknown; error?: { message?: string } }> {
-  const res = await node.pool.request({
+  const res = await node.probes.request({
     path: node.path,
     method: 'POST',
     headers: PROBE_HEADERS,
@@ -37,19 +39,32 @@ async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise
 }
 
 export async function probe(node: UpstreamNode, opts: HealthOptions): Promise<ProbeResult> {
+  const t0 = performance.now();
+  const fail = (reason: string): ProbeResult => ({ ok: false, slot: -1, reason, ms: performance.now() - t0 });
   try {
     if (opts.chain === 'evm') {
       const r = await rpc(node, ETH_BLOCK_NUMBER, opts.timeoutMs);
-      if (typeof r.result !== 'string') return { ok: false, slot: -1, reason: r.error?.message ?? 'no block number' };
-      return { ok: true, slot: Number.parseInt(r.result, 16), reason: '' };
+      if (typeof r.result !== 'string') return fail(r.error?.message ?? 'no block number');
+      return { ok: true, slot: Number.parseInt(r.result, 16), reason: '', ms: performance.now() - t0 };
     }
-    const [health, slot] = await Promise.all([rpc(node, GET_HEALTH, opts.timeoutMs), rpc(node, GET_SLOT, opts.timeoutMs)]);
-    if (health.result !== 'ok') return { ok: false, slot: -1, reason: health.error?.message ?? 'getHealth not ok' };
-    if (typeof slot.result !== 'number') return { ok: false, slot: -1, reason: slot.error?.message ?? 'no slot' };
-    return { ok: true, slot: slot.result, reason: '' };
+    // One after the other: getSlot then runs on a warm connection and its time is the node's.
+    const health = await rpc(node, GET_HEALTH, opts.timeoutMs);
+    if (health.result !== 'ok') return fail(health.error?.message ?? 'getHealth not ok');
+    const t1 = performance.now();
+    const slot = await rpc(node, GET_SLOT, opts.timeoutMs);
+    if (typeof slot.result !== 'number') return fail(slot.error?.message ?? 'no slot');
+    return { ok: true, slot: slot.result, reason: '', ms: performance.now() - t1 };
   } catch (err) {
-    return { ok: false, slot: -1, reason: (err as Error).message };
+    return fail((err as Error).message);
   }
+}
+
+/**
+ * Before a node's first live answer its latency estimate comes from probes, so the first
+ * burst of traffic is routed (and pipelined, or not) as the node deserves.
+ */
+export function seedLatency(node: UpstreamNode, r: ProbeResult): void {
+  if (r.ok && node.requests === 0) node.ewmaMs = r.ms;
 }
 
 export interface HealthEvents {
@@ -113,6 +128,7 @@ export class HealthChecker {
         else node.state = 'unhealthy';
       } else {
         node.slot = r.slot;
+        seedLatency(node, r);
         if (before === 'ejected') node.readmit();
         else if (before === 'healthy' || before === 'lagging') node.resetBackoff();
         node.state = best - r.slot > this.opts.maxSlotLag ? 'lagging' : 'healthy';

@@ -3,6 +3,9 @@
 
 import { Pool } from 'undici';
 import { NodeLatency } from '../metrics/buckets.js';
+import { Http1Pool } from './http1.js';
+import type { UpstreamClient } from './transport.js';
+import { UndiciClient } from './undici-client.js';
 
 export type NodeStateName = 'healthy' | 'lagging' | 'unhealthy' | 'ejected';
 
@@ -20,6 +23,14 @@ export interface EjectPolicy {
   ejectBackoffMaxMs: number;
 }
 
+export interface ClientOptions {
+  client: 'pipelined' | 'undici';
+  connections: number;
+  pipelining: number;
+  pipelineStallMs: number;
+  connectTimeoutMs: number;
+}
+
 const EWMA_ALPHA = 0.2;
 
 export class UpstreamNode {
@@ -31,7 +42,10 @@ export class UpstreamNode {
   readonly wsUrl: string;
   /** Bit used in a request's tried-nodes mask (nodes past 31 share bit 31). */
   readonly bit: number;
-  readonly pool: Pool;
+  /** Carries the traffic. */
+  readonly client: UpstreamClient;
+  /** Health probes: a small undici pool of their own, so they never queue behind traffic. */
+  readonly probes: Pool;
   weight: number;
   drained: boolean;
   state: NodeStateName;
@@ -52,7 +66,7 @@ export class UpstreamNode {
   /** Successful attempts' durations: rolling HDR window (admin API) and Prometheus buckets. */
   readonly latency: NodeLatency;
 
-  constructor(spec: NodeSpec, index: number, private readonly policy: EjectPolicy, connectTimeoutMs: number) {
+  constructor(spec: NodeSpec, index: number, private readonly policy: EjectPolicy, co: ClientOptions) {
     const u = new URL(spec.url);
     this.id = spec.id;
     this.url = spec.url;
@@ -60,16 +74,11 @@ export class UpstreamNode {
     this.path = (u.pathname || '/') + u.search;
     this.wsUrl = spec.ws ?? spec.url.replace(/^http/i, 'ws');
     this.bit = 1 << Math.min(index, 31);
-    this.pool = new Pool(this.origin, {
-      connections: 256,
-      pipelining: 1,
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 600_000,
-      // Per-attempt deadlines are ours (per method); undici's own would cut long calls.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connectTimeout: connectTimeoutMs,
-    });
+    this.client =
+      co.client === 'undici'
+        ? new UndiciClient(spec.url, co.connections, co.connectTimeoutMs)
+        : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this);
+    this.probes = new Pool(this.origin, { connections: 2, keepAliveTimeout: 4_000, connectTimeout: co.connectTimeoutMs });
     this.weight = spec.weight;
     this.drained = spec.weight === 0;
     this.state = 'healthy';
@@ -141,11 +150,11 @@ export class UpstreamNode {
     this.backoffMs = this.policy.ejectBackoffMs;
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.client.close(), this.probes.close()]);
   }
 
-  destroy(): Promise<void> {
-    return this.pool.destroy();
+  async destroy(): Promise<void> {
+    await Promise.all([this.client.destroy(), this.probes.destroy()]);
   }
 }

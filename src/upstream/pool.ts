@@ -5,13 +5,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { pickNode } from '../routing/select.js';
-import type { Router, UpstreamCall } from './call.js';
-import { HealthChecker, probe, type HealthOptions } from './health.js';
-import { UpstreamNode, type EjectPolicy, type NodeSpec } from './node.js';
+import { MethodLatency, type Router, type UpstreamCall } from './call.js';
+import { HealthChecker, probe, seedLatency, type HealthOptions } from './health.js';
+import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
   maxAttempts: number;
+  readonly methodLatency: MethodLatency;
   readonly health: HealthChecker;
   /** Set by start(): xxhash-wasm loads asynchronously. */
   hasher: KeyHasher | null = null;
@@ -25,17 +26,19 @@ export class NodePool implements Router {
   /** Shared by every node and the health loop; reload updates them in place. */
   private readonly policy: EjectPolicy;
   private readonly healthOpts: HealthOptions;
-  private connectTimeout: number;
+  /** Client settings for nodes created now and by later reloads (connect timeout follows reloads). */
+  private readonly clientOpts: ClientOptions;
   /** Closes of nodes removed by a reload (they finish their in-flight requests first). */
   private readonly retiring = new Set<Promise<void>>();
 
   constructor(config: Config, private readonly log: Logger) {
     this.maxAttempts = config.routing.maxAttempts;
-    this.connectTimeout = Math.min(config.limits.upstreamTimeoutMs, 10_000);
+    this.clientOpts = { ...config.upstream, connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000) };
+    this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
     this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
-    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.connectTimeout));
+    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
@@ -127,7 +130,7 @@ export class NodePool implements Router {
   configure(config: Config): void {
     const h = config.health;
     this.maxAttempts = config.routing.maxAttempts;
-    this.connectTimeout = Math.min(config.limits.upstreamTimeoutMs, 10_000);
+    this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs });
   }
@@ -153,7 +156,7 @@ export class NodePool implements Router {
       let index = 0;
       while (index < 31 && usedBits.has(index)) index++;
       usedBits.add(index);
-      fresh.set(s.id, new UpstreamNode(s, index, this.policy, this.connectTimeout));
+      fresh.set(s.id, new UpstreamNode(s, index, this.policy, this.clientOpts));
     }
     const results = await Promise.all([...fresh.values()].map((n) => probe(n, this.healthOpts)));
     const best = Math.max(-1, ...[...kept].filter((n) => n.state === 'healthy' || n.state === 'lagging').map((n) => n.slot), ...results.map((r) => (r.ok ? r.slot : -1)));
@@ -161,6 +164,7 @@ export class NodePool implements Router {
       const r = results[i]!;
       if (r.ok) {
         n.slot = r.slot;
+        seedLatency(n, r);
         n.state = best - r.slot > this.healthOpts.maxSlotLag ? 'lagging' : 'healthy';
       } else {
         n.state = 'unhealthy';

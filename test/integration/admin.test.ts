@@ -250,7 +250,9 @@ t.test('PATCH weight 0 and drain move traffic; bad bodies are 400 naming the fie
 });
 
 t.test('draining a node does not drop its in-flight requests', async (t) => {
-  const h = await withAdmin(t);
+  // The simulated node (uWS) drops a connection that pipelines while an answer is pending;
+  // that costs a retry (pipelining.test.ts), and this test counts every answer's node.
+  const h = await withAdmin(t, { config: { upstream: { pipelining: 1 } } });
   const slow = h.sims[0]!;
   slow.set({ latencyMs: [400, 500] });
   await admin(h.gw, '/admin/nodes/n1', { method: 'PATCH', body: '{"drained":true}' });
@@ -476,7 +478,8 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
 
 t.test('reload removes a node only after its in-flight requests finish', async (t) => {
   const [s0, s1] = await sims(t, 2);
-  const f = await fileGateway(t, [...BASE, `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: 0 }]`, `tokens: [{ token: ${TOKEN}, stack: t }]`]);
+  // One request per connection: see 'draining a node does not drop its in-flight requests'.
+  const f = await fileGateway(t, [...BASE, `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: 0 }]`, `tokens: [{ token: ${TOKEN}, stack: t }]`, 'upstream: { pipelining: 1 }']);
   s0!.set({ latencyMs: [400, 500] });
   const inflight = Array.from({ length: 8 }, () => f.call('getIdentity'));
   await new Promise((r) => setTimeout(r, 150));

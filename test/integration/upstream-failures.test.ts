@@ -55,6 +55,9 @@ async function setup(t: Test, opts: { faulty?: number; sim?: boolean; weight?: n
     config: {
       ...config,
       limits: { upstreamTimeoutMs: TIMEOUT_MS, ...(config.limits as object) },
+      // The scripted upstream answers pipelined requests as they come, not in order (no real
+      // server does): one request per connection here. Pipelining has its own tests.
+      upstream: { pipelining: 1, ...(config.upstream as object) },
       health: { intervalMs: 60_000, ejectAfterFailures: 100, ...(config.health as object) },
     },
   });

@@ -3,10 +3,11 @@ import { pickNode } from '../../src/routing/select.js';
 import { UpstreamNode } from '../../src/upstream/node.js';
 
 const POLICY = { ejectAfterFailures: 3, ejectBackoffMs: 1000, ejectBackoffMaxMs: 30000 };
+const CLIENT = { client: 'pipelined', connections: 4, pipelining: 8, pipelineStallMs: 5, connectTimeoutMs: 1000 } as const;
 
 function nodes(specs: { weight?: number; ewma?: number; state?: UpstreamNode['state'] }[]): UpstreamNode[] {
   return specs.map((s, i) => {
-    const n = new UpstreamNode({ id: `n${i}`, url: `http://127.0.0.1:${1000 + i}`, weight: s.weight ?? 1 }, i, POLICY, 1000);
+    const n = new UpstreamNode({ id: `n${i}`, url: `http://127.0.0.1:${1000 + i}`, weight: s.weight ?? 1 }, i, POLICY, CLIENT);
     n.ewmaMs = s.ewma ?? 1;
     n.state = s.state ?? 'healthy';
     return n;

@@ -1,0 +1,58 @@
+// What an upstream client sees of one attempt, and what the call layer sees of a client. Two
+// clients implement it: the pipelined HTTP/1.1 client (http1.ts, the default) and undici
+// (undici-client.ts, `upstream.client: undici`).
+
+/** Failure kinds, as the retry rules (SPEC §4) need them. */
+export const F_NONE = 0;
+/** The request never reached the node (connect refused/failed, or it was never written). */
+export const F_CONNECT = 1;
+export const F_TIMEOUT = 2;
+/** Written, then no usable answer: reset, closed, bad response. */
+export const F_OTHER = 3;
+/** Our deadline passed while still connecting or queued: the request was never written. */
+export const F_CONNECT_TIMEOUT = 4;
+
+// Error codes raised before any byte of the request could reach the node.
+export const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export interface AttemptSink {
+  /** The JSON-RPC body to POST. */
+  readonly body: Buffer;
+  /**
+   * The request gets a connection to itself: it may not be retried (if the node drops a
+   * connection, everything on it fails), or its method is slow (nothing should wait behind it).
+   */
+  readonly exclusive: boolean;
+  /** performance.now() when the attempt began. */
+  readonly startedAt: number;
+  /** Whatever the client needs to find the attempt again (its connection, its handler). */
+  clientRef: unknown;
+  /** True once the attempt has ended (answered, failed or timed out): late events are ignored. */
+  readonly done: boolean;
+  /** A whole response (a view into a read buffer that is never reused). */
+  answered(status: number, body: Buffer): void;
+  failed(kind: number, reason: string): void;
+}
+
+export interface UpstreamClient {
+  send(a: AttemptSink): void;
+  /**
+   * The attempt's deadline passed: stop waiting for it. Returns true when its request was
+   * never written (so any method may be retried), false when the node may have received it.
+   */
+  abandon(a: AttemptSink): boolean;
+  /** Stop taking requests; resolves when the in-flight ones are answered. */
+  close(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+let internalErrorReporter: (err: unknown) => void = (err) => console.error('jumpgate: internal error in an upstream callback', err);
+
+/** Where bugs surfacing in client callbacks are reported (the server passes its logger). */
+export function onInternalError(fn: (err: unknown) => void): void {
+  internalErrorReporter = fn;
+}
+
+export function reportInternalError(err: unknown): void {
+  internalErrorReporter(err);
+}

@@ -1,0 +1,53 @@
+// The gateway's pipelined upstream client end to end, against simulated nodes: requests of
+// one loop turn share a connection, and a node that drops pipelined connections (the
+// simulator is uWS, which does so while an answer is pending) costs retries, not errors.
+
+import t from 'tap';
+import { startHarness } from '../helpers/gateway.js';
+import type { Http1Pool } from '../../src/upstream/http1.js';
+
+t.test('a burst through the gateway shares few upstream connections', async (t) => {
+  const h = await startHarness({ sims: [{}] });
+  t.teardown(() => h.close());
+  const answers = await Promise.all(Array.from({ length: 40 }, () => h.call('getSlot')));
+  t.ok(answers.every((a) => a.status === 200 && typeof a.json.result === 'number'), '40 slots');
+  const pool = h.gw.pool.nodes[0]!.client as Http1Pool;
+  t.ok(pool.connectionCount <= 40 / 4 + 1, `at most one connection per 4 requests (${pool.connectionCount})`);
+});
+
+t.test('a node that drops pipelined connections: answered by retries, then no pipelining', async (t) => {
+  const h = await startHarness({ sims: [{}, {}] });
+  t.teardown(() => h.close());
+  for (const s of h.sims) s.set({ latencyMs: [30, 30] });
+  const first = await Promise.all(Array.from({ length: 12 }, () => h.call('getBlockHeight')));
+  t.same(
+    first.map((a) => a.status),
+    Array(12).fill(200),
+    'every call of the first burst answered',
+  );
+  const pools = h.gw.pool.nodes.map((n) => n.client as Http1Pool);
+  t.ok(
+    pools.some((p) => p.noPipeliningUntil > performance.now()),
+    'pipelining is off for the node that dropped it',
+  );
+  const failuresBefore = h.gw.pool.nodes.reduce((n, x) => n + x.failures, 0);
+  const second = await Promise.all(Array.from({ length: 12 }, () => h.call('getBlockHeight')));
+  t.same(
+    second.map((a) => a.status),
+    Array(12).fill(200),
+  );
+  t.equal(
+    h.gw.pool.nodes.reduce((n, x) => n + x.failures, 0),
+    failuresBefore,
+    'no failure in the next burst',
+  );
+});
+
+t.test('upstream.client: undici still carries the traffic', async (t) => {
+  const h = await startHarness({ sims: [{}, {}], config: { upstream: { client: 'undici' } } });
+  t.teardown(() => h.close());
+  const answers = await Promise.all(Array.from({ length: 20 }, () => h.call('getSlot')));
+  t.ok(answers.every((a) => a.status === 200 && typeof a.json.result === 'number'));
+  const batch = await h.post('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getHealth"}]');
+  t.equal(JSON.parse(batch.text).length, 2);
+});
