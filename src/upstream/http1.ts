@@ -60,9 +60,14 @@ class ResponseParser {
     this.close = false;
   }
 
-  take(part: Buffer): void {
+  /** Takes up to `remaining` body bytes from buf at pos; returns the position after them. */
+  take(buf: Buffer, pos: number): number {
+    const n = Math.min(this.remaining, buf.length - pos);
+    const part = buf.subarray(pos, pos + n);
     this.parts.push(part);
-    this.size += part.length;
+    this.size += n;
+    this.remaining -= n;
+    return pos + n;
   }
 
   body(): Buffer {
@@ -162,7 +167,11 @@ class Connection {
     if (this.sent < this.queue.length && !this.dirty) this.pool.markDirty(this);
   }
 
-  /** Writes every request added since the last flush in one socket write. */
+  /**
+   * Writes every request added since the last flush in one socket write: heads and small
+   * bodies are copied into one buffer; a large body is written as it is, between two
+   * regions of that buffer, under cork so the whole still leaves in one writev.
+   */
   flush(): void {
     this.dirty = false;
     if (this.closed) return;
@@ -177,8 +186,9 @@ class Connection {
       total += prefix.length + 24 + (n > COPY_LIMIT ? 0 : n);
     }
     const out = Buffer.allocUnsafe(total);
-    let at = 0;
     const socket = this.socket;
+    let at = 0;
+    let start = 0;
     let corked = false;
     for (let i = from; i < to; i++) {
       const body = q[i]!.body;
@@ -192,35 +202,12 @@ class Connection {
         socket.cork();
         corked = true;
       }
-      socket.write(out.subarray(0, at));
-      socket.write(body);
-      // What was written above stays referenced by the socket; continue in a fresh region.
-      return this.flushRest(out.subarray(at), i + 1, to, corked);
-    }
-    this.sent = to;
-    socket.write(at === out.length ? out : out.subarray(0, at));
-    if (corked) socket.uncork();
-  }
-
-  private flushRest(out: Buffer, from: number, to: number, corked: boolean): void {
-    const prefix = this.pool.prefix;
-    let at = 0;
-    let start = 0;
-    const socket = this.socket;
-    for (let i = from; i < to; i++) {
-      const body = this.queue[i]!.body;
-      at += prefix.copy(out, at);
-      at += out.write(body.length + '\r\n\r\n', at, 'latin1');
-      if (body.length <= COPY_LIMIT) {
-        at += body.copy(out, at);
-        continue;
-      }
       socket.write(out.subarray(start, at));
       socket.write(body);
       start = at;
     }
-    if (at > start) socket.write(out.subarray(start, at));
     this.sent = to;
+    if (at > start) socket.write(start === 0 && at === out.length ? out : out.subarray(start, at));
     if (corked) socket.uncork();
   }
 
@@ -271,10 +258,7 @@ class Connection {
           continue;
         }
         case P_BODY: {
-          const n = Math.min(p.remaining, len - pos);
-          p.take(buf.subarray(pos, pos + n));
-          pos += n;
-          p.remaining -= n;
+          pos = p.take(buf, pos);
           if (p.remaining === 0) this.complete(p.body());
           continue;
         }
@@ -298,10 +282,7 @@ class Connection {
           continue;
         }
         case P_CHUNK_DATA: {
-          const n = Math.min(p.remaining, len - pos);
-          p.take(buf.subarray(pos, pos + n));
-          pos += n;
-          p.remaining -= n;
+          pos = p.take(buf, pos);
           if (p.remaining === 0) {
             p.phase = P_CHUNK_CRLF;
             p.remaining = 2;
@@ -329,7 +310,8 @@ class Connection {
           continue;
         }
         case P_UNTIL_CLOSE: {
-          p.take(pos === 0 ? buf : buf.subarray(pos));
+          p.remaining = len - pos;
+          p.take(buf, pos);
           return;
         }
       }

@@ -138,6 +138,22 @@ t.test('requests of one turn leave in one write and are answered in order', asyn
   t.equal(p.connectionCount, 1);
 });
 
+t.test('large bodies between small ones in one turn arrive whole and in order', async (t) => {
+  const s = await server(t, (body) => ok(String(body.length)));
+  const p = pool(t, s.url, { pipelining: 8 });
+  const big = `{"pad":"${'x'.repeat(40_000)}"}`;
+  const bodies = ['{"n":1}', big, '{"n":2}', big + ' ', '{"n":3}'];
+  const sinks = bodies.map((b) => new Sink(b));
+  for (const a of sinks) p.send(a);
+  const out = await Promise.all(sinks.map((a) => a.settled));
+  t.same(
+    out.map((o) => o.body),
+    bodies.map((b) => String(b.length)),
+  );
+  t.same(s.bodies, bodies, 'the node saw every body intact');
+  t.equal(s.connections, 1);
+});
+
 t.test('the request line, host, content type and basic auth from the URL', async (t) => {
   let head = '';
   const srv = createServer((so) => {
