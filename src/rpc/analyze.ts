@@ -1,9 +1,15 @@
 // Validates a request body (SPEC §3.3) and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
-// Pure and allocation-light: runs inline for small bodies and in workers/ for large ones.
+// One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
+// workers/ for large ones.
 
 import { RpcErrors, rpcErrorBody } from '../errors.js';
-import { arrayElements, ID_KEY, memberSpan, trimmedSpan } from './scan.js';
+import { M_ID, M_JSONRPC, M_METHOD, M_PARAMS, RequestLayout, scanRequest } from './validate.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const LBRACKET = 0x5b;
 
 export const KIND_REQUEST = 0;
 export const KIND_NOTIFICATION = 1;
@@ -40,72 +46,103 @@ function analysis(type: number, method: string, notification: boolean, plan: Bat
   return { type, method, notification, plan, reply };
 }
 
-function isValidId(id: unknown): boolean {
-  return id === null || typeof id === 'string' || typeof id === 'number';
+const layout = new RequestLayout();
+
+/** Whether call c of the scanned body is a valid JSON-RPC 2.0 call (SPEC §3.3). */
+function isValidCall(body: Buffer, c: number): boolean {
+  if (body[layout.spans[2 * c]!] !== LBRACE) return false;
+  const m = layout.members;
+  const base = 8 * c;
+  if (!isV2(body, m[base + 2 * M_JSONRPC]!, m[base + 2 * M_JSONRPC + 1]!)) return false;
+  const ms = m[base + 2 * M_METHOD]!;
+  if (ms < 0 || body[ms] !== QUOTE) return false;
+  if (m[base + 2 * M_ID]! >= 0 && !hasValidId(body, c)) return false;
+  const ps = m[base + 2 * M_PARAMS]!;
+  return ps < 0 || body[ps] === LBRACE || body[ps] === LBRACKET;
 }
 
-/** Null when the element is a valid call, else why not (for logs/tests). */
-function elementProblem(el: unknown): string | null {
-  if (typeof el !== 'object' || el === null || Array.isArray(el)) return 'not an object';
-  const o = el as Record<string, unknown>;
-  if (o.jsonrpc !== '2.0') return 'jsonrpc is not "2.0"';
-  if (typeof o.method !== 'string') return 'method is not a string';
-  if ('id' in o && !isValidId(o.id)) return 'id is not a string, number or null';
-  if ('params' in o && (typeof o.params !== 'object' || o.params === null)) return 'params is not an array or object';
-  return null;
+/** The jsonrpc member's value is the string "2.0" (raw bytes; escapes decoded when present). */
+function isV2(body: Buffer, s: number, e: number): boolean {
+  if (s < 0 || body[s] !== QUOTE) return false;
+  if (e - s === 5 && body[s + 1] === 0x32 && body[s + 2] === 0x2e && body[s + 3] === 0x30) return true;
+  return body.indexOf(BACKSLASH, s) < e && JSON.parse(body.toString('utf8', s, e)) === '2.0';
 }
 
-const idSpanScratch = new Int32Array(2);
+/** The id member is present and a string, number or null. */
+function hasValidId(body: Buffer, c: number): boolean {
+  const s = layout.members[8 * c + 2 * M_ID]!;
+  if (s < 0) return false;
+  const b = body[s]!;
+  return b === QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
+}
+
+// Batches usually repeat one method: the previous call's method string is reused when the
+// bytes match, so a 100-call batch decodes one string, not a hundred.
+let lastMethod = '';
+let lastMethodBody: Buffer | null = null;
+let lastMethodStart = 0;
+let lastMethodEnd = 0;
+
+function methodOf(body: Buffer, c: number): string {
+  const s = layout.members[8 * c + 2 * M_METHOD]!;
+  const e = layout.members[8 * c + 2 * M_METHOD + 1]!;
+  if (layout.escaped[c] === 1) return JSON.parse(body.toString('utf8', s, e)) as string;
+  if (lastMethodBody === body && e - s === lastMethodEnd - lastMethodStart) {
+    let same = true;
+    for (let k = 1; k < e - s - 1; k++) {
+      if (body[s + k] !== body[lastMethodStart + k]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return lastMethod;
+  }
+  lastMethod = body.toString('utf8', s + 1, e - 1);
+  lastMethodBody = body;
+  lastMethodStart = s;
+  lastMethodEnd = e;
+  return lastMethod;
+}
 
 export function analyze(body: Buffer, maxBatch: number): Analysis {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
-  }
-  if (Array.isArray(parsed)) return analyzeBatch(body, parsed, maxBatch);
-  const problem = elementProblem(parsed);
-  if (problem !== null) {
-    let id: string | null = null;
-    if (typeof parsed === 'object' && parsed !== null && isValidId((parsed as { id?: unknown }).id)) {
-      const [s, e] = trimmedSpan(body);
-      if (memberSpan(body, s, e, ID_KEY, idSpanScratch)) id = body.toString('utf8', idSpanScratch[0], idSpanScratch[1]);
-    }
+  lastMethodBody = null;
+  if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
+  if (layout.batch) return analyzeBatch(body, maxBatch);
+  if (!isValidCall(body, 0)) {
+    const id = body[layout.spans[0]!] === LBRACE && hasValidId(body, 0) ? idText(body, 0) : null;
     return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, id));
   }
-  const o = parsed as { method: string; id?: unknown };
-  return analysis(A_SINGLE, o.method, !('id' in o), null, '');
+  return analysis(A_SINGLE, methodOf(body, 0), layout.members[2 * M_ID]! < 0, null, '');
 }
 
-function analyzeBatch(body: Buffer, items: unknown[], maxBatch: number): Analysis {
-  const count = items.length;
+function idText(body: Buffer, c: number): string {
+  return body.toString('utf8', layout.members[8 * c + 2 * M_ID]!, layout.members[8 * c + 2 * M_ID + 1]!);
+}
+
+function analyzeBatch(body: Buffer, maxBatch: number): Analysis {
+  const count = layout.count;
   if (count === 0) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, null));
   if (count > maxBatch) return analysis(A_BATCH_TOO_LARGE, '', false, null, '');
-  const [s, e] = trimmedSpan(body);
-  const flat: number[] = [];
-  arrayElements(body, s, e, flat);
   const plan: BatchPlan = {
     count,
     kinds: new Uint8Array(count),
-    spans: Int32Array.from(flat),
+    spans: layout.spans.slice(0, 2 * count),
     idSpans: new Int32Array(count * 2).fill(-1),
     methods: new Array<string>(count),
   };
+  const m = layout.members;
   for (let i = 0; i < count; i++) {
-    const el = items[i];
-    const isObject = typeof el === 'object' && el !== null && !Array.isArray(el);
-    const hasId = isObject && 'id' in el;
-    if (hasId && isValidId((el as { id: unknown }).id) && memberSpan(body, plan.spans[2 * i]!, plan.spans[2 * i + 1]!, ID_KEY, idSpanScratch)) {
-      plan.idSpans[2 * i] = idSpanScratch[0]!;
-      plan.idSpans[2 * i + 1] = idSpanScratch[1]!;
+    const hasId = m[8 * i + 2 * M_ID]! >= 0;
+    if (hasValidId(body, i) && body[plan.spans[2 * i]!] === LBRACE) {
+      plan.idSpans[2 * i] = m[8 * i + 2 * M_ID]!;
+      plan.idSpans[2 * i + 1] = m[8 * i + 2 * M_ID + 1]!;
     }
-    if (elementProblem(el) !== null) {
+    if (isValidCall(body, i)) {
+      plan.kinds[i] = hasId ? KIND_REQUEST : KIND_NOTIFICATION;
+      plan.methods[i] = methodOf(body, i);
+    } else {
       plan.kinds[i] = KIND_INVALID;
       plan.methods[i] = '';
-    } else {
-      plan.kinds[i] = hasId ? KIND_REQUEST : KIND_NOTIFICATION;
-      plan.methods[i] = (el as { method: string }).method;
     }
   }
   return analysis(A_BATCH, '', false, plan, '');

@@ -5,16 +5,38 @@
 
 import { errorBody, Errors, RpcErrors, rpcErrorBody, type GatewayErrorSpec } from '../errors.js';
 import { KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId, type BatchPlan } from './analyze.js';
-import { arrayElements, ID_KEY, memberSpan, parseSmallUint, trimmedSpan } from './scan.js';
+import { answerElements, ID_KEY, memberSpan, parseSmallUint, trimmedSpan } from './scan.js';
 
-const OPEN = Buffer.from('[');
-const CLOSE = Buffer.from(']');
-const COMMA = Buffer.from(',');
+// Outputs are written into one buffer sized up front, never concatenated from views. Pieces
+// under 32 bytes (ids, separators) are copied byte by byte: cheaper than a native call.
+const SHORT_COPY = 32;
 
-// Upstream ids are batch positions: their text, made once per position.
-const POSITION_IDS: Buffer[] = [];
-function positionId(i: number): Buffer {
-  return (POSITION_IDS[i] ??= Buffer.from(String(i)));
+function copyInto(src: Buffer, s: number, e: number, dst: Buffer, o: number): number {
+  if (e - s < SHORT_COPY) {
+    for (let k = s; k < e; k++) dst[o++] = src[k]!;
+    return o;
+  }
+  return o + src.copy(dst, o, s, e);
+}
+
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = (n / 10) | 0;
+    d++;
+  }
+  return d;
+}
+
+/** Writes n's decimal digits at o; returns the index after them. */
+function writeUint(dst: Uint8Array, o: number, n: number): number {
+  const end = o + digits(n);
+  let k = end;
+  do {
+    dst[--k] = 0x30 + (n % 10);
+    n = (n / 10) | 0;
+  } while (n > 0);
+  return end;
 }
 
 /** Indices of elements that go upstream (requests and notifications), in order. */
@@ -28,24 +50,33 @@ export function forwardable(plan: BatchPlan): Int32Array {
 
 /** Upstream body for elements order[from..to), ids replaced by element positions. */
 export function buildSubBatch(body: Buffer, plan: BatchPlan, order: Int32Array, from: number, to: number): Buffer {
-  const parts: Buffer[] = [OPEN];
+  const sp = plan.spans;
+  const ids = plan.idSpans;
+  let size = 2 + Math.max(0, to - from - 1);
   for (let k = from; k < to; k++) {
     const i = order[k]!;
-    if (k > from) parts.push(COMMA);
-    const s = plan.spans[2 * i]!;
-    const e = plan.spans[2 * i + 1]!;
-    const idS = plan.idSpans[2 * i]!;
-    if (plan.kinds[i] === KIND_REQUEST && idS >= 0) {
-      parts.push(body.subarray(s, idS), positionId(i), body.subarray(plan.idSpans[2 * i + 1]!, e));
-    } else {
-      parts.push(body.subarray(s, e));
-    }
+    size += sp[2 * i + 1]! - sp[2 * i]!;
+    if (plan.kinds[i] === KIND_REQUEST && ids[2 * i]! >= 0) size += digits(i) - (ids[2 * i + 1]! - ids[2 * i]!);
   }
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  out[o++] = 0x5b;
+  for (let k = from; k < to; k++) {
+    const i = order[k]!;
+    if (k > from) out[o++] = 0x2c;
+    const idS = ids[2 * i]!;
+    if (plan.kinds[i] === KIND_REQUEST && idS >= 0) {
+      o = copyInto(body, sp[2 * i]!, idS, out, o);
+      o = writeUint(out, o, i);
+      o = copyInto(body, ids[2 * i + 1]!, sp[2 * i + 1]!, out, o);
+    } else o = copyInto(body, sp[2 * i]!, sp[2 * i + 1]!, out, o);
+  }
+  out[o++] = 0x5d;
+  return out;
 }
 
 const scratch = new Int32Array(2);
+const NO_ANSWER = { reason: 'node returned no answer for this call' };
 
 /** Per-element answers collected from sub-batch responses. */
 export class BatchResults {
@@ -77,8 +108,8 @@ export class BatchResults {
     const [s, e] = trimmedSpan(resp);
     if (resp[s] === 0x5b) {
       const spans: number[] = [];
-      const n = arrayElements(resp, s, e, spans);
-      for (let k = 0; k < n; k++) this.acceptElement(resp, spans[2 * k]!, spans[2 * k + 1]!, plan);
+      const n = answerElements(resp, s, e, spans);
+      for (let k = 0; k < n; k++) this.acceptAnswer(resp, spans[4 * k]!, spans[4 * k + 1]!, spans[4 * k + 2]!, spans[4 * k + 3]!, plan);
     } else if (resp[s] === 0x7b) {
       if (!this.acceptElement(resp, s, e, plan) && scratch[0]! >= 0) {
         for (let k = from; k < to; k++) {
@@ -97,10 +128,16 @@ export class BatchResults {
 
   /** Leaves the element's id span in `scratch` ([-1,-1] when it has none). */
   private acceptElement(resp: Buffer, s: number, e: number, plan: BatchPlan): boolean {
-    if (!memberSpan(resp, s, e, ID_KEY, scratch)) return false;
-    const i = parseSmallUint(resp, scratch[0]!, scratch[1]!);
+    memberSpan(resp, s, e, ID_KEY, scratch);
+    return this.acceptAnswer(resp, s, e, scratch[0]!, scratch[1]!, plan);
+  }
+
+  /** Takes the answer spanning [s, e) whose id spans [idS, idE) when that id is a position still open. */
+  private acceptAnswer(resp: Buffer, s: number, e: number, idS: number, idE: number, plan: BatchPlan): boolean {
+    if (idS < 0) return false;
+    const i = parseSmallUint(resp, idS, idE);
     if (i < 0 || i >= plan.count || plan.kinds[i] !== KIND_REQUEST || this.bufs[i] !== null) return false;
-    this.take(i, resp, s, e, scratch[0]!, scratch[1]!);
+    this.take(i, resp, s, e, idS, idE);
     return true;
   }
 
@@ -123,31 +160,49 @@ export class BatchResults {
 
 /** The client's answer in request order; null when nothing is to be answered (all notifications). */
 export function mergeBatch(body: Buffer, plan: BatchPlan, results: BatchResults): Buffer | null {
-  const parts: Buffer[] = [OPEN];
+  const sp = results.spans;
+  const ids = plan.idSpans;
+  // Gateway-made entries (invalid calls, failures) are rare: encode them first, then size.
+  let made: (Buffer | null)[] | null = null;
   let entries = 0;
+  let size = 2;
   for (let i = 0; i < plan.count; i++) {
     const kind = plan.kinds[i];
     if (kind === KIND_NOTIFICATION) continue;
-    if (entries++ > 0) parts.push(COMMA);
-    if (kind === KIND_INVALID) {
-      parts.push(Buffer.from(rpcErrorBody(RpcErrors.invalidRequest, plan.idSpans[2 * i]! < 0 ? null : rawId(body, plan, i))));
+    if (entries++ > 0) size++;
+    if (kind !== KIND_INVALID && results.bufs[i] !== null) {
+      size += sp[4 * i + 1]! - sp[4 * i]! - (sp[4 * i + 3]! - sp[4 * i + 2]!) + (ids[2 * i + 1]! - ids[2 * i]!);
       continue;
     }
-    const buf = results.bufs[i];
-    if (buf) {
-      const sp = results.spans;
-      parts.push(
-        buf.subarray(sp[4 * i]!, sp[4 * i + 2]!),
-        body.subarray(plan.idSpans[2 * i]!, plan.idSpans[2 * i + 1]!),
-        buf.subarray(sp[4 * i + 3]!, sp[4 * i + 1]!),
-      );
-    } else {
-      parts.push(Buffer.from(results.errors[i] ?? errorBody(Errors.upstreamFailed, rawId(body, plan, i), { reason: 'node returned no answer for this call' })));
-    }
+    made ??= new Array<Buffer | null>(plan.count).fill(null);
+    const text =
+      kind === KIND_INVALID
+        ? rpcErrorBody(RpcErrors.invalidRequest, ids[2 * i]! < 0 ? null : rawId(body, plan, i))
+        : (results.errors[i] ?? errorBody(Errors.upstreamFailed, rawId(body, plan, i), NO_ANSWER));
+    made[i] = Buffer.from(text);
+    size += made[i]!.length;
   }
   if (entries === 0) return null;
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(size);
+  let o = 0;
+  out[o++] = 0x5b;
+  let first = true;
+  for (let i = 0; i < plan.count; i++) {
+    if (plan.kinds[i] === KIND_NOTIFICATION) continue;
+    if (!first) out[o++] = 0x2c;
+    first = false;
+    const own = made === null ? null : made[i]!;
+    if (own !== null) {
+      o = copyInto(own, 0, own.length, out, o);
+      continue;
+    }
+    const buf = results.bufs[i]!;
+    o = copyInto(buf, sp[4 * i]!, sp[4 * i + 2]!, out, o);
+    o = copyInto(body, ids[2 * i]!, ids[2 * i + 1]!, out, o);
+    o = copyInto(buf, sp[4 * i + 3]!, sp[4 * i + 1]!, out, o);
+  }
+  out[o++] = 0x5d;
+  return out;
 }
 
 /** How one sub-batch ended: the node's body, or the gateway error for all its requests. */
@@ -159,7 +214,6 @@ export interface SubOutcome {
   errorData: Record<string, unknown> | null;
 }
 
-const NO_ANSWER = { reason: 'node returned no answer for this call' };
 
 /** Merges every sub-batch outcome into the client's answer (see mergeBatch). */
 export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): { merged: Buffer | null; answered: boolean } {

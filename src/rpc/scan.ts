@@ -22,7 +22,15 @@ export function skipWs(buf: Uint8Array, i: number, end: number): number {
 
 /** Index just past the closing quote of the string whose opening quote is at `i`. */
 export function skipString(buf: Buffer, i: number, end: number): number {
+  // Most strings in JSON-RPC are short (keys, methods, addresses): a plain loop beats a
+  // native call. Long ones (base64 account data) switch to indexOf (memchr).
   let j = i + 1;
+  const short = Math.min(end, j + 48);
+  while (j < short) {
+    const c = buf[j]!;
+    if (c === QUOTE) return j + 1;
+    j += c === BACKSLASH ? 2 : 1;
+  }
   for (;;) {
     const q = buf.indexOf(QUOTE, j);
     if (q < 0 || q >= end) return end;
@@ -122,6 +130,49 @@ export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer,
 }
 
 export const ID_KEY = Buffer.from('"id"');
+
+/**
+ * One walk over a node's batch answer, the array spanning [start, end): pushes each
+ * element's start, end and top-level `id` value start and end (-1, -1 when it has none)
+ * into `out`; returns the number of elements. Equivalent to arrayElements plus memberSpan
+ * per element, without walking every element twice.
+ */
+export function answerElements(buf: Buffer, start: number, end: number, out: number[]): number {
+  let i = skipWs(buf, start + 1, end);
+  let n = 0;
+  if (buf[i] === RBRACKET) return 0;
+  while (i < end) {
+    const s = i;
+    let idS = -1;
+    let idE = -1;
+    if (buf[i] === LBRACE) {
+      i = skipWs(buf, i + 1, end);
+      while (i < end && buf[i] === QUOTE) {
+        const keyEnd = skipString(buf, i, end);
+        const isId = keyEnd - i === 4 && buf[i + 1] === 0x69 && buf[i + 2] === 0x64; // "id"
+        i = skipWs(buf, keyEnd, end);
+        if (buf[i] !== COLON) break;
+        i = skipWs(buf, i + 1, end);
+        const ve = skipValue(buf, i, end);
+        if (isId) {
+          idS = i;
+          idE = ve;
+        }
+        i = skipWs(buf, ve, end);
+        if (buf[i] !== COMMA) break;
+        i = skipWs(buf, i + 1, end);
+      }
+      if (buf[i] === RBRACE) i++;
+      else i = skipValue(buf, s, end); // not an object we could read member by member
+    } else i = skipValue(buf, i, end);
+    out.push(s, i, idS, idE);
+    n++;
+    i = skipWs(buf, i, end);
+    if (buf[i] !== COMMA) break;
+    i = skipWs(buf, i + 1, end);
+  }
+  return n;
+}
 
 /** Raw bytes of a single request's `id` (as text), or null when absent. */
 export function rawIdOf(body: Buffer): string | null {

@@ -471,3 +471,15 @@ t.test('property: random batches through an out-of-order node come back in order
   t.equal(failures, 0, 'no failing rounds');
   t.ok(entriesChecked > 3000, `${entriesChecked} entries checked`);
 });
+
+t.test('analyze: escapes in member names and values are decoded like JSON.parse would', async (t) => {
+  const a = analyze(b('[{"jsonrpc":"2\\u002e0","m\\u0065thod":"get\\u0053lot","i\\u0064":7},{"jsonrpc":"2.0","method":"a\\"b","id":1},{"jsonrpc":"2.0","method":"getSlot","id":1,"id":{}}]'), 1000);
+  t.equal(a.type, A_BATCH);
+  t.same([...a.plan!.kinds], [KIND_REQUEST, KIND_REQUEST, KIND_INVALID], 'a repeated member counts with its last value, as in JSON.parse');
+  t.same(a.plan!.methods, ['getSlot', 'a"b', '']);
+  t.equal(b('[{"jsonrpc":"2\\u002e0","m\\u0065thod":"get\\u0053lot","i\\u0064":7}').toString('utf8', a.plan!.idSpans[0], a.plan!.idSpans[1]), '7');
+  const single = analyze(b('{"jsonrpc":"2.0","method":"get\\u0053lot"}'), 1000);
+  t.equal(single.type, A_SINGLE);
+  t.equal(single.method, 'getSlot');
+  t.equal(single.notification, true);
+});
