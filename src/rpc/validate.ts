@@ -75,10 +75,11 @@ STRING_STOP[BACKSLASH] = 1;
 /** End of the valid string starting at the quote at `i`, or -1. */
 function scanString(buf: Uint8Array, i: number, end: number, out: RequestLayout): number {
   out.sawEscape = false;
+  const stop = STRING_STOP; // a local: module bindings are re-checked on every access
   i++;
   while (i < end) {
     const c = buf[i]!;
-    if (STRING_STOP[c] === 0) {
+    if (stop[c] === 0) {
       i++;
       continue;
     }
