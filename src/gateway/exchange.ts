@@ -7,7 +7,7 @@ import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUE
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
-import { MODE_DEFAULT, MODE_KEY } from './headers.js';
+import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './tokens.js';
 
@@ -268,13 +268,13 @@ export class Exchange implements CallOwner {
     const cors = this.corsOrigin;
     res.cork(() => {
       res.writeStatus(status);
-      if (body.length > 0) res.writeHeader('content-type', 'application/json');
+      if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
       if (cors !== '') {
         res.writeHeader('access-control-allow-origin', cors);
         res.writeHeader('access-control-expose-headers', rt.names.node);
         if (!rt.corsAny) res.writeHeader('vary', 'Origin');
       }
-      if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.names.node, nodeIds);
+      if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
       if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
       res.end(body, close || rt.draining);
     });

@@ -36,6 +36,36 @@ export function headerNames(brand: string): HeaderNames {
   };
 }
 
+/**
+ * Header names the hot path reads and writes, as bytes: uWS takes typed arrays as they are,
+ * while a string is UTF-8 encoded again on every call.
+ */
+export interface HeaderKeys {
+  token: Buffer;
+  apiKey: Buffer;
+  affinity: Buffer;
+  affinityKey: Buffer;
+  affinityKeyBare: Buffer;
+  node: Buffer;
+}
+
+export function headerKeys(names: HeaderNames): HeaderKeys {
+  return {
+    token: Buffer.from(names.token),
+    apiKey: Buffer.from(names.apiKey),
+    affinity: Buffer.from(names.affinity),
+    affinityKey: Buffer.from(names.affinityKey),
+    affinityKeyBare: Buffer.from(names.affinityKeyBare),
+    node: Buffer.from(names.node),
+  };
+}
+
+export const H_ORIGIN = Buffer.from('origin');
+export const H_CONTENT_TYPE = Buffer.from('content-type');
+export const H_CONTENT_LENGTH = Buffer.from('content-length');
+export const H_FORWARDED_FOR = Buffer.from('x-forwarded-for');
+export const V_JSON = Buffer.from('application/json');
+
 function unquote(v: string): string {
   const t = v.trim();
   if (t.length >= 2 && ((t[0] === '"' && t[t.length - 1] === '"') || (t[0] === "'" && t[t.length - 1] === "'"))) return t.slice(1, -1).trim();

@@ -4,7 +4,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
-import { isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
+import { H_CONTENT_LENGTH, H_CONTENT_TYPE, H_FORWARDED_FOR, H_ORIGIN, isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
 import type { Runtime } from './runtime.js';
 
 export interface RuntimeRef {
@@ -36,7 +36,7 @@ function hasHeader(req: HttpRequest, a: string, b: string): boolean {
 
 function corsOriginFor(rt: Runtime, req: HttpRequest): string {
   if (rt.corsAny) return '*';
-  const origin = req.getHeader('origin');
+  const origin = req.getHeader(H_ORIGIN);
   return origin !== '' && rt.corsOrigins.has(origin) ? origin : '';
 }
 
@@ -91,6 +91,8 @@ function preflight(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   res.end();
 }
 
+const DIFFERENT_TOKENS = { reason: 'different API tokens in path and headers' };
+
 function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   const method = req.getMethod();
   if (method === 'options') return preflight(res, req, rt);
@@ -101,23 +103,27 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   if (method !== 'post') return rejectRequest(res, req, rt, Errors.methodNotAllowed, cors, undefined, ['allow', 'POST, OPTIONS']);
 
   const names = rt.names;
-  const fromHeader = req.getHeader(names.token);
-  const fromKey = req.getHeader(names.apiKey);
+  const keys = rt.keys;
+  const fromHeader = req.getHeader(keys.token);
+  const fromKey = req.getHeader(keys.apiKey);
   let token = fromPath;
-  for (const t of [fromHeader, fromKey]) {
-    if (t === '') continue;
-    if (token !== '' && t !== token) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'different API tokens in path and headers' });
-    token = t;
+  if (fromHeader !== '') {
+    if (token !== '' && fromHeader !== token) return rejectRequest(res, req, rt, Errors.badHeaders, cors, DIFFERENT_TOKENS);
+    token = fromHeader;
+  }
+  if (fromKey !== '') {
+    if (token !== '' && fromKey !== token) return rejectRequest(res, req, rt, Errors.badHeaders, cors, DIFFERENT_TOKENS);
+    token = fromKey;
   }
   if (token === '') return rejectRequest(res, req, rt, Errors.unauthorized, cors, { reason: 'no API token' });
   const record = rt.tokens.find(token);
   if (record === null) return rejectRequest(res, req, rt, Errors.unauthorized, cors, { reason: 'unknown API token' });
   if (!record.active) return rejectRequest(res, req, rt, Errors.forbidden, cors, { token: record.prefix });
 
-  const affinity = req.getHeader(names.affinity);
+  const affinity = req.getHeader(keys.affinity);
   const mode = parseAffinity(affinity);
   if (mode === MODE_INVALID) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
-  const rawKey = req.getHeader(names.affinityKey) || req.getHeader(names.affinityKeyBare);
+  const rawKey = req.getHeader(keys.affinityKey) || req.getHeader(keys.affinityKeyBare);
   let key = '';
   if (rawKey !== '') {
     const text = utf8Header(rawKey);
@@ -130,13 +136,13 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
     return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity key is empty', header: names.affinityKey });
   }
 
-  if (!isJsonContentType(req.getHeader('content-type'))) return rejectRequest(res, req, rt, Errors.unsupportedMediaType, cors);
-  const cl = req.getHeader('content-length');
+  if (!isJsonContentType(req.getHeader(H_CONTENT_TYPE))) return rejectRequest(res, req, rt, Errors.unsupportedMediaType, cors);
+  const cl = req.getHeader(H_CONTENT_LENGTH);
   const expected = cl === '' ? -1 : Number(cl);
   if (expected > rt.maxBodyBytes) return replyNow(res, rt, Errors.bodyTooLarge, cors, { maxBodyBytes: rt.maxBodyBytes }, true);
   if (Number.isNaN(expected)) return replyNow(res, rt, Errors.badHeaders, cors, { reason: 'invalid Content-Length' }, true);
 
-  const xff = rt.clientIp.enabled ? req.getHeader('x-forwarded-for') : '';
+  const xff = rt.clientIp.enabled ? req.getHeader(H_FORWARDED_FOR) : '';
   const ex = new Exchange(res, rt, record, cors, mode, mode === MODE_KEY ? key : '', expected, xff);
   res.onAborted(() => ex.onAborted());
   res.onData((chunk, isLast) => ex.onChunk(chunk, isLast));

@@ -7,7 +7,7 @@ import { NO_METRICS, type RequestRecorder } from '../metrics/recorder.js';
 import type { Router } from '../upstream/call.js';
 import type { Offload } from './offload.js';
 import { ClientIpResolver } from './client-ip.js';
-import { headerNames, type HeaderNames } from './headers.js';
+import { headerKeys, headerNames, type HeaderKeys, type HeaderNames } from './headers.js';
 import { RateLimiter } from './limits.js';
 import { UsageMeter } from '../usage/meter.js';
 import type { TokenTable } from './tokens.js';
@@ -19,6 +19,8 @@ export interface SlotHasher {
 
 export interface Runtime {
   names: HeaderNames;
+  /** The same names as bytes, for uWS calls on the hot path. */
+  keys: HeaderKeys;
   tokens: TokenTable;
   router: Router;
   offload: Offload;
@@ -52,6 +54,7 @@ export interface Runtime {
 export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder; usage?: UsageMeter }): Runtime {
   return {
     names: headerNames(config.headers.brand),
+    keys: headerKeys(headerNames(config.headers.brand)),
     tokens: parts.tokens,
     router: parts.router,
     offload: parts.offload,

@@ -76,36 +76,34 @@ function hasValidId(body: Buffer, c: number): boolean {
   return b === QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
 }
 
-// Batches usually repeat one method: the previous call's method string is reused when the
-// bytes match, so a 100-call batch decodes one string, not a hundred.
-let lastMethod = '';
-let lastMethodBody: Buffer | null = null;
-let lastMethodStart = 0;
-let lastMethodEnd = 0;
+// Method names are interned: a known name comes back as the same string object without
+// decoding, so the per-method Map lookups downstream (limits, metrics, usage, retry rules)
+// find its hash already computed. The table is small and bounded; names past it are decoded.
+const INTERN_MAX = 64;
+const internedBytes: Buffer[] = [];
+const internedNames: string[] = [];
 
 function methodOf(body: Buffer, c: number): string {
-  const s = layout.members[8 * c + 2 * M_METHOD]!;
-  const e = layout.members[8 * c + 2 * M_METHOD + 1]!;
-  if (layout.escaped[c] === 1) return JSON.parse(body.toString('utf8', s, e)) as string;
-  if (lastMethodBody === body && e - s === lastMethodEnd - lastMethodStart) {
-    let same = true;
-    for (let k = 1; k < e - s - 1; k++) {
-      if (body[s + k] !== body[lastMethodStart + k]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return lastMethod;
+  const s = layout.members[8 * c + 2 * M_METHOD]! + 1;
+  const e = layout.members[8 * c + 2 * M_METHOD + 1]! - 1;
+  if (layout.escaped[c] === 1) return JSON.parse(body.toString('utf8', s - 1, e + 1)) as string;
+  const n = e - s;
+  for (let k = 0; k < internedBytes.length; k++) {
+    const known = internedBytes[k]!;
+    if (known.length !== n) continue;
+    let j = 0;
+    while (j < n && known[j] === body[s + j]) j++;
+    if (j === n) return internedNames[k]!;
   }
-  lastMethod = body.toString('utf8', s + 1, e - 1);
-  lastMethodBody = body;
-  lastMethodStart = s;
-  lastMethodEnd = e;
-  return lastMethod;
+  const name = body.toString('utf8', s, e);
+  if (internedBytes.length < INTERN_MAX) {
+    internedBytes.push(Buffer.from(body.subarray(s, e)));
+    internedNames.push(name);
+  }
+  return name;
 }
 
 export function analyze(body: Buffer, maxBatch: number): Analysis {
-  lastMethodBody = null;
   if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
   if (layout.batch) return analyzeBatch(body, maxBatch);
   if (!isValidCall(body, 0)) {
