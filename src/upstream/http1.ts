@@ -43,10 +43,19 @@ const P_TRAILER = 5;
 const P_UNTIL_CLOSE = 6;
 
 /** Parse state of one response; reset per response. */
+// Plain TCP sockets read into this one buffer (net's `onread`) instead of a fresh buffer per
+// read: every read used to allocate an ArrayBuffer outside the heap, and that external memory
+// drove the GC (with ~100 KB answers, concurrent marking doubled). Reads are handled
+// synchronously, one at a time, so one buffer serves every connection; whatever outlives a
+// read (answers, partial heads) is copied out of it.
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
 class ResponseParser {
   phase = P_HEAD;
   status = 0;
   remaining = 0;
+  /** Body of a content-length answer that spans reads, allocated once at its full size. */
+  whole: Buffer | null = null;
   parts: Buffer[] = [];
   size = 0;
   close = false;
@@ -55,22 +64,24 @@ class ResponseParser {
     this.phase = P_HEAD;
     this.status = 0;
     this.remaining = 0;
+    this.whole = null;
     if (this.parts.length > 0) this.parts = [];
     this.size = 0;
     this.close = false;
   }
 
-  /** Takes up to `remaining` body bytes from buf at pos; returns the position after them. */
+  /** Takes up to `remaining` body bytes from buf at pos (copied); returns the position after them. */
   take(buf: Buffer, pos: number): number {
     const n = Math.min(this.remaining, buf.length - pos);
-    const part = buf.subarray(pos, pos + n);
-    this.parts.push(part);
+    if (this.whole !== null) buf.copy(this.whole, this.size, pos, pos + n);
+    else this.parts.push(Buffer.from(buf.subarray(pos, pos + n)));
     this.size += n;
     this.remaining -= n;
     return pos + n;
   }
 
   body(): Buffer {
+    if (this.whole !== null) return this.whole;
     const p = this.parts;
     return p.length === 1 ? p[0]! : Buffer.concat(p, this.size);
   }
@@ -140,11 +151,22 @@ class Connection {
 
   constructor(readonly pool: Http1Pool) {
     const t = pool.target;
-    this.socket = t.tls ? tls.connect({ host: t.host, port: t.port, servername: t.servername }) : net.connect({ host: t.host, port: t.port });
+    if (t.tls) {
+      this.socket = tls.connect({ host: t.host, port: t.port, servername: t.servername });
+      this.socket.on('data', (d: Buffer) => this.onData(d));
+    } else {
+      const onread = {
+        buffer: READ_BUFFER,
+        callback: (n: number, buf: Uint8Array): boolean => {
+          this.onData((buf as Buffer).subarray(0, n));
+          return true; // keep reading
+        },
+      };
+      this.socket = net.connect({ host: t.host, port: t.port, onread });
+    }
     this.socket.setNoDelay(true);
     this.connectTimer = setTimeout(onConnectTimeout, pool.opts.connectTimeoutMs, this);
     this.socket.once(t.tls ? 'secureConnect' : 'connect', () => this.onConnect());
-    this.socket.on('data', (d: Buffer) => this.onData(d));
     this.socket.on('error', (err: NodeJS.ErrnoException) => this.onClose(err.code ?? err.message, true));
     this.socket.on('close', () => this.onClose('socket closed', true));
   }
@@ -211,6 +233,7 @@ class Connection {
     if (corked) socket.uncork();
   }
 
+  /** `data` may be READ_BUFFER: nothing may keep a view of it past this call. */
   private onData(data: Buffer): void {
     let buf = data;
     if (this.leftover !== null) {
@@ -237,7 +260,7 @@ class Connection {
           const end = buf.indexOf(CRLF2, pos);
           if (end === -1) {
             if (len - pos > MAX_HEAD) throw new ProtocolError('response head too large');
-            this.leftover = buf.subarray(pos);
+            this.leftover = Buffer.from(buf.subarray(pos));
             return;
           }
           if (this.head === this.queue.length) throw new ProtocolError('answer without a request');
@@ -249,11 +272,10 @@ class Connection {
           }
           if (p.phase === P_BODY) {
             if (len - pos >= p.remaining) {
-              const body = buf.subarray(pos, pos + p.remaining);
+              const body = Buffer.from(buf.subarray(pos, pos + p.remaining));
               pos += p.remaining;
               this.complete(body);
-            }
-            // else: the loop goes on to P_BODY with what there is
+            } else p.whole = Buffer.allocUnsafe(p.remaining); // the loop goes on to P_BODY with what there is
           }
           continue;
         }
@@ -266,7 +288,7 @@ class Connection {
           const eol = buf.indexOf(0x0a, pos);
           if (eol === -1) {
             if (len - pos > 1024) throw new ProtocolError('chunk size line too long');
-            this.leftover = buf.subarray(pos);
+            this.leftover = Buffer.from(buf.subarray(pos));
             return;
           }
           const line = buf.toString('latin1', pos, eol);
@@ -301,7 +323,7 @@ class Connection {
           const eol = buf.indexOf(0x0a, pos);
           if (eol === -1) {
             if (len - pos > MAX_HEAD) throw new ProtocolError('trailer too large');
-            this.leftover = buf.subarray(pos);
+            this.leftover = Buffer.from(buf.subarray(pos));
             return;
           }
           const empty = eol === pos || (eol === pos + 1 && buf[pos] === 0x0d);
