@@ -4,12 +4,9 @@
 // workers/ for large ones.
 
 import { RpcErrors, rpcErrorBody } from '../errors.js';
+import { BACKSLASH, LBRACE, LBRACKET, QUOTE } from './bytes.js';
 import { M_ID, M_JSONRPC, M_METHOD, M_PARAMS, RequestLayout, scanRequest } from './validate.js';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const LBRACE = 0x7b;
-const LBRACKET = 0x5b;
 
 export const KIND_REQUEST = 0;
 export const KIND_NOTIFICATION = 1;

@@ -4,15 +4,8 @@
 // scan: nothing is decoded except method names, so a 100-call batch costs one walk over its
 // bytes and no garbage. Iterative (explicit stack), so deep nesting cannot overflow.
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const MINUS = 0x2d;
+import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, MINUS, QUOTE, RBRACE, RBRACKET } from './bytes.js';
+
 
 /** Member slots recorded per call (start and end of the value's bytes; -1 when absent). */
 export const M_JSONRPC = 0;
@@ -41,6 +34,8 @@ export class RequestLayout {
   stack = new Uint8Array(256);
   /** Set by scanString: whether the string held a backslash escape. */
   sawEscape = false;
+  /** Set by readName: the member slot of the name just read, -1 for others. */
+  slot = -1;
 
   reserve(n: number): void {
     if (n <= this.escaped.length) return;
@@ -168,6 +163,21 @@ function escapedMemberSlot(buf: Buffer, s: number, e: number): number {
 }
 
 /**
+ * Reads a member name and its colon, whitespace first; returns the index after the colon or
+ * -1. For a call's own members (`ofCall`) sets out.slot to the member slot, else to -1.
+ */
+function readName(buf: Buffer, i: number, end: number, out: RequestLayout, ofCall: boolean): number {
+  while (i < end && isWs(buf[i]!)) i++;
+  if (buf[i] !== QUOTE) return -1;
+  const ks = i;
+  i = scanString(buf, i, end, out);
+  if (i < 0) return -1;
+  out.slot = !ofCall ? -1 : out.sawEscape ? escapedMemberSlot(buf, ks, i) : memberSlot(buf, ks, i);
+  while (i < end && isWs(buf[i]!)) i++;
+  return buf[i] === COLON ? i + 1 : -1;
+}
+
+/**
  * Validates `buf` and fills `out`. Returns false on a JSON syntax error (the caller answers
  * -32700). At most `limit` calls of a batch are recorded; `out.count` counts them all.
  */
@@ -224,14 +234,9 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
     if (open) {
       if (c === LBRACE) {
         // First member name of an object.
-        if (buf[i] !== QUOTE) return false;
-        const ks = i;
-        i = scanString(buf, i, end, out);
+        i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
         if (i < 0) return false;
-        if (depth === callDepth + 1 && call >= 0) slot = out.sawEscape ? escapedMemberSlot(buf, ks, i) : memberSlot(buf, ks, i);
-        while (i < end && isWs(buf[i]!)) i++;
-        if (buf[i] !== COLON) return false;
-        i++;
+        if (out.slot >= 0) slot = out.slot;
       }
       continue;
     }
@@ -252,15 +257,9 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
       if (d === COMMA) {
         i++;
         if (top === LBRACE) {
-          while (i < end && isWs(buf[i]!)) i++;
-          if (buf[i] !== QUOTE) return false;
-          const ks = i;
-          i = scanString(buf, i, end, out);
+          i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
           if (i < 0) return false;
-          if (depth === callDepth + 1 && call >= 0) slot = out.sawEscape ? escapedMemberSlot(buf, ks, i) : memberSlot(buf, ks, i);
-          while (i < end && isWs(buf[i]!)) i++;
-          if (buf[i] !== COLON) return false;
-          i++;
+          if (out.slot >= 0) slot = out.slot;
         }
         break;
       }
