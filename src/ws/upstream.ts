@@ -43,10 +43,10 @@ export class UpstreamSocket {
     // Requests made before the socket opens wait in `queue`; the timer covers loading undici too.
     this.connectTimer = setTimeout(() => this.shut('connect timeout'), CONNECT_TIMEOUT_MS);
     this.connectTimer.unref();
-    loadWebSocket().then(
-      (ctor) => this.connect(ctor),
-      (err: Error) => this.shut('cannot load the WebSocket client: ' + err.message),
-    );
+    // A throw here would otherwise be an unhandled rejection (it used to reach the caller).
+    loadWebSocket()
+      .then((ctor) => this.connect(ctor))
+      .catch((err: Error) => this.shut('cannot open the WebSocket: ' + err.message));
   }
 
   private connect(ctor: typeof WebSocket): void {
