@@ -1,8 +1,13 @@
 // WebSocket fan-out: N clients subscribe to slotSubscribe through jumpgate. Reports the
 // upstream subscriptions the gateway holds per node (admin API), the gateway's RSS per idle
 // subscribed connection, and notification delay against a client subscribed to the nodes
-// directly (the node's own delay is the floor).
+// directly (the node's own delay is the floor). Idle RSS is also taken with the console on
+// and a SQLite file store, as an operator runs the gateway (the other gateways here have the
+// console off and the store in memory).
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WebSocket } from 'undici';
 import { freePort, startGatewayProc, startSimProc } from './procs.js';
 
@@ -34,6 +39,8 @@ export interface WsFanoutResult {
   clients: number;
   upstreamSubscriptions: Record<string, number>;
   rssIdleMb: number;
+  /** Idle RSS of a gateway with the console on and a SQLite file store (same nodes, same wait). */
+  rssIdleConsoleMb: number;
   rssConnectedMb: number;
   kbPerConnection: number;
   notifications: number;
@@ -42,8 +49,28 @@ export interface WsFanoutResult {
   delayMaxMs: number;
 }
 
+/** RSS one second after start (as `rssIdleMb`) of a gateway with the console and a SQLite file store. */
+async function rssIdleWithConsole(nodes: { id: string; url: string }[]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-store-'));
+  try {
+    const gw = await startGatewayProc(nodes, TOKEN, `console: { host: 127.0.0.1, port: ${await freePort()} }\nstore: { url: 'sqlite://${join(dir, 'jumpgate.db')}' }`);
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      return gw.rssBytes();
+    } finally {
+      await gw.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runWsFanout(clients: number, seconds: number): Promise<WsFanoutResult> {
   const sims = await Promise.all([startSimProc('ws-a', ['--slot-ms', '100']), startSimProc('ws-b', ['--slot-ms', '100'])]);
+  const rssIdleConsole = await rssIdleWithConsole(sims.map((s, i) => ({ id: `ws-${i}`, url: s.url }))).catch(async (err: unknown) => {
+    await Promise.all(sims.map((s) => s.stop()));
+    throw err;
+  });
   const adminPort = await freePort();
   const gw = await startGatewayProc(
     sims.map((s, i) => ({ id: `ws-${i}`, url: s.url })),
@@ -90,6 +117,7 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
       clients,
       upstreamSubscriptions: stats.upstreamSubscriptions,
       rssIdleMb: rssIdle / 2 ** 20,
+      rssIdleConsoleMb: rssIdleConsole / 2 ** 20,
       rssConnectedMb: rssConnected / 2 ** 20,
       kbPerConnection: (rssConnected - rssIdle) / 1024 / clients,
       notifications: arrivals.length,
@@ -106,8 +134,8 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
 
 export function wsFanoutTable(r: WsFanoutResult): string {
   return [
-    '| clients | upstream slot subscriptions | gateway RSS idle MB | RSS with clients MB | KB per subscribed connection | notifications | delay over the node p50 / p99 / max ms |',
-    '|---:|---|---:|---:|---:|---:|---|',
-    `| ${r.clients} | ${JSON.stringify(r.upstreamSubscriptions)} | ${r.rssIdleMb.toFixed(0)} | ${r.rssConnectedMb.toFixed(0)} | ${r.kbPerConnection.toFixed(1)} | ${r.notifications} | ${r.delayP50Ms.toFixed(2)} / ${r.delayP99Ms.toFixed(2)} / ${r.delayMaxMs.toFixed(2)} |`,
+    '| clients | upstream slot subscriptions | gateway RSS idle MB | idle with console + SQLite store MB | RSS with clients MB | KB per subscribed connection | notifications | delay over the node p50 / p99 / max ms |',
+    '|---:|---|---:|---:|---:|---:|---:|---|',
+    `| ${r.clients} | ${JSON.stringify(r.upstreamSubscriptions)} | ${r.rssIdleMb.toFixed(0)} | ${r.rssIdleConsoleMb === undefined ? '-' : r.rssIdleConsoleMb.toFixed(0)} | ${r.rssConnectedMb.toFixed(0)} | ${r.kbPerConnection.toFixed(1)} | ${r.notifications} | ${r.delayP50Ms.toFixed(2)} / ${r.delayP99Ms.toFixed(2)} / ${r.delayMaxMs.toFixed(2)} |`,
   ].join('\n');
 }

@@ -1,23 +1,20 @@
 #!/usr/bin/env node
 // `jumpgate <command>`: start (gateway, or the demo without a config) and sim.
+// Each command's own modules are imported when it runs: a gateway process does not keep the
+// load generator, the simulator or the demo in memory (idle RSS counts).
 
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ReloadError } from './admin/reload.js';
-import { runNodesCli, runReloadCli } from './cli/nodes.js';
 import { ConfigError, loadConfig, resolveConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { join } from 'node:path';
-import { ensureDemoAccount, type DemoAccount } from './accounts/demo.js';
-import { demoBanner, startDemoNodes, type DemoNodes } from './demo.js';
+import type { DemoAccount } from './accounts/demo.js';
+import type { DemoNodes } from './demo.js';
 import { openStore } from './store/open.js';
 import type { FullStore } from './store/types.js';
 import { createLogger } from './log.js';
 import { startGateway } from './server.js';
-import { runSimCli } from './sim/cli.js';
-import { runWsCli } from './cli/ws.js';
-import { runTokensCli } from './cli/tokens.js';
-import { runBenchCli } from './bench/cli.js';
 
 const USAGE = `usage: jumpgate <command> [options]
 
@@ -74,6 +71,7 @@ async function start(argv: string[]): Promise<void> {
     if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], opts.config);
   } else {
     // The demo keeps its account store, account, stack and token under --data (default ./data).
+    const [{ ensureDemoAccount }, { startDemoNodes }] = await Promise.all([import('./accounts/demo.js'), import('./demo.js')]);
     store = await openStore(`sqlite://${join(opts.data, 'jumpgate.db')}`);
     account = await ensureDemoAccount(store, opts.data);
     token = account.token;
@@ -98,6 +96,7 @@ async function start(argv: string[]): Promise<void> {
     throw err;
   });
   if (demo) {
+    const { demoBanner } = await import('./demo.js');
     const consoleLogin = gw.console === null || account === null ? null : { url: gw.console.url, email: account.email, password: account.password };
     process.stdout.write(demoBanner(gw.url, gw.wsPort, token, config.headers.brand, demo.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin) + '\n');
     if (gw.admin !== null) {
@@ -134,24 +133,26 @@ async function main(argv: string[]): Promise<void> {
     case 'start':
       return start(rest);
     case 'sim':
-      return runSimCli(rest);
+      return (await import('./sim/cli.js')).runSimCli(rest);
     case 'bench':
-      process.exitCode = await runBenchCli(rest);
+      process.exitCode = await (await import('./bench/cli.js')).runBenchCli(rest);
       return;
     case 'tokens':
-      process.exitCode = await runTokensCli(rest);
+      process.exitCode = await (await import('./cli/tokens.js')).runTokensCli(rest);
       return;
-    case 'ws':
+    case 'ws': {
+      const { runWsCli } = await import('./cli/ws.js');
       try {
         process.exitCode = await runWsCli(rest);
       } catch (e) {
         throw new UsageError((e as Error).message);
       }
       return;
+    }
     case 'nodes':
-      return runNodesCli(rest);
+      return (await import('./cli/nodes.js')).runNodesCli(rest);
     case 'reload':
-      return runReloadCli(rest);
+      return (await import('./cli/nodes.js')).runReloadCli(rest);
     case undefined:
     case 'help':
     case '--help':

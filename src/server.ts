@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
 import { onPipeliningDropped } from './upstream/http1.js';
+import { loadUndiciClient } from './upstream/node.js';
 import { NodePool } from './upstream/pool.js';
 import { startTokenSync } from './accounts/token-sync.js';
 import { startConsole, type ConsoleServer } from './console/server.js';
@@ -90,6 +91,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   onPipeliningDropped((node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes'));
   const tokens = new TokenTable();
   staticTokens(config, tokens);
+  if (config.upstream.client === 'undici') await loadUndiciClient();
   const pool = new NodePool(config, log);
   await pool.start();
   let store: FullStore | null;

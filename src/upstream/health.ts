@@ -20,22 +20,14 @@ interface ProbeResult {
   ms: number;
 }
 
-const PROBE_HEADERS = { 'content-type': 'application/json' };
 const GET_HEALTH = '{"jsonrpc":"2.0","id":1,"method":"getHealth"}';
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 const ETH_BLOCK_NUMBER = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
 async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<{ result?: unknown; error?: { message?: string } }> {
-  const res = await node.probes.request({
-    path: node.path,
-    method: 'POST',
-    headers: PROBE_HEADERS,
-    body,
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) throw new Error('HTTP ' + res.statusCode);
-  return JSON.parse(text) as { result?: unknown; error?: { message?: string } };
+  const res = await node.probes.post(node.path, body, timeoutMs);
+  if (res.status !== 200) throw new Error('HTTP ' + res.status);
+  return JSON.parse(res.text) as { result?: unknown; error?: { message?: string } };
 }
 
 export async function probe(node: UpstreamNode, opts: HealthOptions): Promise<ProbeResult> {

@@ -1,11 +1,11 @@
 // One upstream node: its keep-alive pool and the live state routing reads. Every field is
 // set in the constructor so the object keeps one shape.
 
-import { Pool } from 'undici';
 import { NodeLatency } from '../metrics/buckets.js';
 import { Http1Pool } from './http1.js';
+import { ProbeClient } from './probe-client.js';
 import type { UpstreamClient } from './transport.js';
-import { UndiciClient } from './undici-client.js';
+import type { UndiciClient } from './undici-client.js';
 
 export type NodeStateName = 'healthy' | 'lagging' | 'unhealthy' | 'ejected';
 
@@ -33,6 +33,19 @@ export interface ClientOptions {
 
 const EWMA_ALPHA = 0.2;
 
+let undiciClient: typeof UndiciClient | null = null;
+
+/** `upstream.client: undici` needs this awaited before its nodes are made: undici (a large
+ * module with a WebAssembly parser) is loaded only by the gateways that use it. */
+export async function loadUndiciClient(): Promise<void> {
+  undiciClient ??= (await import('./undici-client.js')).UndiciClient;
+}
+
+function newUndiciClient(url: string, connections: number, connectTimeoutMs: number): UpstreamClient {
+  if (undiciClient === null) throw new Error('upstream.client undici: loadUndiciClient() was not awaited');
+  return new undiciClient(url, connections, connectTimeoutMs);
+}
+
 export class UpstreamNode {
   readonly id: string;
   readonly url: string;
@@ -44,8 +57,8 @@ export class UpstreamNode {
   readonly bit: number;
   /** Carries the traffic. */
   readonly client: UpstreamClient;
-  /** Health probes: a small undici pool of their own, so they never queue behind traffic. */
-  readonly probes: Pool;
+  /** Health probes: connections of their own, so they never queue behind traffic. */
+  readonly probes: ProbeClient;
   weight: number;
   drained: boolean;
   state: NodeStateName;
@@ -76,9 +89,9 @@ export class UpstreamNode {
     this.bit = 1 << Math.min(index, 31);
     this.client =
       co.client === 'undici'
-        ? new UndiciClient(spec.url, co.connections, co.connectTimeoutMs)
+        ? newUndiciClient(spec.url, co.connections, co.connectTimeoutMs)
         : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this);
-    this.probes = new Pool(this.origin, { connections: 2, keepAliveTimeout: 4_000, connectTimeout: co.connectTimeoutMs });
+    this.probes = new ProbeClient(this.origin);
     this.weight = spec.weight;
     this.drained = spec.weight === 0;
     this.state = 'healthy';

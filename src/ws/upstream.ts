@@ -1,8 +1,8 @@
 // One WebSocket to one node, shared by every subscription the gateway holds there. Requests
 // (subscribe / unsubscribe) carry the gateway's own ids; notifications go to the hub.
 
-import { WebSocket } from 'undici';
 import type { Logger } from 'pino';
+import type { WebSocket } from 'undici';
 import type { UpstreamNode } from '../upstream/node.js';
 import { frameId } from './frames.js';
 
@@ -15,6 +15,14 @@ export interface UpstreamSocketEvents {
 }
 
 const CONNECT_TIMEOUT_MS = 5000;
+
+let webSocketClass: Promise<typeof WebSocket> | null = null;
+
+/** undici is imported by the first node WebSocket, not at start: a gateway nobody subscribes
+ * through never loads it (idle RSS). */
+function loadWebSocket(): Promise<typeof WebSocket> {
+  return (webSocketClass ??= import('undici').then((m) => m.WebSocket));
+}
 
 export class UpstreamSocket {
   private ws: WebSocket | null;
@@ -31,18 +39,29 @@ export class UpstreamSocket {
     private readonly events: UpstreamSocketEvents,
     private readonly log: Logger,
   ) {
-    this.ws = new WebSocket(url);
-    this.ws.binaryType = 'arraybuffer';
-    this.ws.addEventListener('open', () => {
-      clearTimeout(this.connectTimer);
-      this.open = true;
-      for (const f of this.queue.splice(0)) this.ws!.send(f);
-    });
-    this.ws.addEventListener('message', (ev) => this.onFrame(ev.data as string | ArrayBuffer));
-    this.ws.addEventListener('close', (ev) => this.shut(`closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`));
-    this.ws.addEventListener('error', () => this.shut('error'));
+    this.ws = null;
+    // Requests made before the socket opens wait in `queue`; the timer covers loading undici too.
     this.connectTimer = setTimeout(() => this.shut('connect timeout'), CONNECT_TIMEOUT_MS);
     this.connectTimer.unref();
+    // A throw here would otherwise be an unhandled rejection (it used to reach the caller).
+    loadWebSocket()
+      .then((ctor) => this.connect(ctor))
+      .catch((err: Error) => this.shut('cannot open the WebSocket: ' + err.message));
+  }
+
+  private connect(ctor: typeof WebSocket): void {
+    if (this.closed) return;
+    const ws = new ctor(this.url);
+    this.ws = ws;
+    ws.binaryType = 'arraybuffer';
+    ws.addEventListener('open', () => {
+      clearTimeout(this.connectTimer);
+      this.open = true;
+      for (const f of this.queue.splice(0)) ws.send(f);
+    });
+    ws.addEventListener('message', (ev) => this.onFrame(ev.data as string | ArrayBuffer));
+    ws.addEventListener('close', (ev) => this.shut(`closed (${ev.code}${ev.reason ? ' ' + ev.reason : ''})`));
+    ws.addEventListener('error', () => this.shut('error'));
   }
 
   get pendingCount(): number {

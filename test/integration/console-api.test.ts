@@ -645,3 +645,19 @@ for (const [kind, open] of stores) {
     });
   });
 }
+
+t.test('the app is built on the first request: requests that arrive meanwhile are all answered', async (t) => {
+  const f = await fixture(t, new MemoryStore());
+  const answers = await Promise.all(['/login', '/api/v1/me', '/assets/common.js', '/nowhere'].map((p) => f.client().get(p)));
+  t.same(
+    answers.map((a) => a.status),
+    [200, 401, 200, 404],
+  );
+  t.equal(answers[0]!.headers['x-frame-options'], 'DENY', 'through the app (its security headers)');
+});
+
+t.test('a console closed before any request closes at once', async (t) => {
+  const server = await startConsole({ store: new MemoryStore(), host: '127.0.0.1', port: 0, registration: 'open', endpoints: { http: HTTP, ws: WS }, log: silentLogger() });
+  await server.close();
+  await t.rejects(new Client(server.url).get('/login'), { code: 'ECONNREFUSED' });
+});
