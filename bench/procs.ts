@@ -117,6 +117,17 @@ export async function waitForPort(child: ChildProcess, port: number, what: strin
   throw new Error(`${what} did not listen on ${port}`);
 }
 
+/** Both nodes as one target ("direct to nodes"): their CPU and memory added up; stop() leaves them running. */
+export function bothNodes(sims: Proc[]): Proc {
+  return {
+    child: sims[0]!.child,
+    cpuSeconds: () => sims.reduce((a, s) => a + s.cpuSeconds(), 0),
+    rssBytes: () => sims.reduce((a, s) => a + s.rssBytes(), 0),
+    peakRssBytes: () => sims.reduce((a, s) => a + s.peakRssBytes(), 0),
+    stop: async () => undefined,
+  };
+}
+
 export async function startSimProc(id: string, args: string[] = []): Promise<Proc & { url: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [CLI, 'sim', '--port', String(port), '--id', id, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
