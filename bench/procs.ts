@@ -2,7 +2,7 @@
 // the load generator, the proxy and the nodes do not share an event loop.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,6 +164,20 @@ export function machineBusySeconds(): number {
   const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
   return (total - f[3]! - f[4]!) / 100;
+}
+
+/** CPU seconds of `pid` and all its live descendants (the runner and everything it started). */
+export function treeCpuSeconds(pid = process.pid): number {
+  let kids: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text !== '') kids = kids.concat(text.split(/\s+/).map(Number));
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return cpuOf(pid) / 100 + kids.reduce((a, k) => a + treeCpuSeconds(k), 0);
 }
 
 /** This process's own CPU seconds (the runner). */

@@ -13,7 +13,7 @@ import { parseBenchArgs } from '../src/bench/options.js';
 import { runWsLoad, type WsLoadResult } from '../src/bench/ws-load.js';
 import { TOKEN } from './http-scenarios.js';
 import { peerMissing, startPeer, type PeerName } from './peers.js';
-import { bothNodes, freePort, startGatewayProc, startSimProc, type Proc } from './procs.js';
+import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
 
@@ -45,6 +45,8 @@ export interface WsTargetRow {
   peakRssMb: number | null;
   /** Share of one core the proxy used while notifications flowed. */
   cpuPct: number | null;
+  /** Cores used meanwhile by processes other than the runner and what it started. */
+  otherCores: number | null;
   histogram: string | null;
 }
 
@@ -55,6 +57,8 @@ export interface WsScenarioResult {
   procs: number;
   seconds: number;
   slotMs: number;
+  /** Mean of the measured targets' otherCores. */
+  otherCores: number;
   notes: string[];
   targets: WsTargetRow[];
 }
@@ -104,6 +108,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
     rssConnectedMb: null,
     peakRssMb: null,
     cpuPct: null,
+    otherCores: null,
     histogram: null,
   };
 }
@@ -131,9 +136,14 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
       let t0 = 0;
       let sampled: Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }> | null = null;
       let cpuPct = 0;
+      let busy0 = 0;
+      let ours0 = 0;
+      let otherCores = 0;
       const r: WsLoadResult = await runWsLoad(p.ws, {
         onMeasuring: () => {
           cpu0 = proc.cpuSeconds();
+          busy0 = machineBusySeconds();
+          ours0 = treeCpuSeconds();
           t0 = performance.now();
           sampled = new Promise((resolve) => setTimeout(resolve, 500)).then(async () => {
             if (subs === null) return { total: null, byNode: null, conns: null, rss: proc.rssBytes() };
@@ -142,7 +152,9 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
           });
         },
         beforeClose: () => {
-          cpuPct = ((proc.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000)) * 100;
+          const wall = (performance.now() - t0) / 1000;
+          cpuPct = ((proc.cpuSeconds() - cpu0) / wall) * 100;
+          otherCores = Math.max(0, machineBusySeconds() - busy0 - (treeCpuSeconds() - ours0)) / wall;
         },
       });
       const s = sampled === null ? null : await (sampled as Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }>);
@@ -170,6 +182,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
         rssConnectedMb: s === null ? null : s.rss / 2 ** 20,
         peakRssMb: proc.peakRssBytes() / 2 ** 20,
         cpuPct,
+        otherCores,
         histogram: r.histogram,
       };
     };
@@ -221,6 +234,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
   }
   const direct = rows[0]!.delayMs;
   if (direct !== null) for (const r of rows.slice(1)) if (r.delayMs !== null) r.p99OverDirectMs = r.delayMs.p99 - direct.p99;
+  const measured = rows.filter((r) => r.otherCores !== null);
   return {
     id: 's6',
     title: `S6: ${clients.toLocaleString('en-US')} WebSocket clients, one slotSubscribe each, ${slotMs} ms slots, ${seconds} s`,
@@ -228,6 +242,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     procs,
     seconds,
     slotMs,
+    otherCores: measured.reduce((a, r) => a + r.otherCores!, 0) / Math.max(1, measured.length),
     notes: [
       `clients spread over ${procs} load-generator process${procs > 1 ? 'es' : ''}; one reference client subscribed straight to each node`,
       'delay: arrival − earliest arrival of the same slot at any client or reference',
