@@ -17,7 +17,7 @@ import { encodeBase58 } from '../src/sim/base58.js';
 import { accountOf } from '../src/sim/chain.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';
-import { machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type Proc } from './procs.js';
+import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type Proc } from './procs.js';
 
 export const TOKEN = 'bench-token-0123456789abcdef';
 const PEERS: PeerName[] = ['nginx', 'haproxy'];
@@ -111,17 +111,6 @@ export function largeAccounts(): string[] {
     if (space >= 560 && space < 700) keys.push(pk);
   }
   return keys;
-}
-
-/** Both nodes as one target: their CPU and memory added up. */
-function bothNodes(sims: Proc[]): Proc {
-  return {
-    child: sims[0]!.child,
-    cpuSeconds: () => sims.reduce((a, s) => a + s.cpuSeconds(), 0),
-    rssBytes: () => sims.reduce((a, s) => a + s.rssBytes(), 0),
-    peakRssBytes: () => sims.reduce((a, s) => a + s.peakRssBytes(), 0),
-    stop: async () => undefined,
-  };
 }
 
 interface Def {

@@ -2,7 +2,7 @@
 // the load generator, the proxy and the nodes do not share an event loop.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +117,17 @@ export async function waitForPort(child: ChildProcess, port: number, what: strin
   throw new Error(`${what} did not listen on ${port}`);
 }
 
+/** Both nodes as one target ("direct to nodes"): their CPU and memory added up; stop() leaves them running. */
+export function bothNodes(sims: Proc[]): Proc {
+  return {
+    child: sims[0]!.child,
+    cpuSeconds: () => sims.reduce((a, s) => a + s.cpuSeconds(), 0),
+    rssBytes: () => sims.reduce((a, s) => a + s.rssBytes(), 0),
+    peakRssBytes: () => sims.reduce((a, s) => a + s.peakRssBytes(), 0),
+    stop: async () => undefined,
+  };
+}
+
 export async function startSimProc(id: string, args: string[] = []): Promise<Proc & { url: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [CLI, 'sim', '--port', String(port), '--id', id, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -153,6 +164,20 @@ export function machineBusySeconds(): number {
   const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
   return (total - f[3]! - f[4]!) / 100;
+}
+
+/** CPU seconds of `pid` and all its live descendants (the runner and everything it started). */
+export function treeCpuSeconds(pid = process.pid): number {
+  let kids: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text !== '') kids = kids.concat(text.split(/\s+/).map(Number));
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return cpuOf(pid) / 100 + kids.reduce((a, k) => a + treeCpuSeconds(k), 0);
 }
 
 /** This process's own CPU seconds (the runner). */

@@ -1,6 +1,6 @@
 // `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
 //   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
-//   s6      WebSocket fan-out: 5,000 slotSubscribe clients through jumpgate, nginx, HAProxy
+//   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy
 //   parse   worker-pool threshold (inline vs piscina, by body size)
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum

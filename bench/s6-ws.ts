@@ -1,10 +1,11 @@
-// S6: WebSocket fan-out. N clients subscribe to slotSubscribe through jumpgate, then through
-// nginx (and HAProxy), in front of the same two simulated nodes (400 ms slots, as on Solana).
-// For each: notification delay (arrival − the earliest arrival of the same slot at any
-// client or at a reference client subscribed straight to each node), the upstream
-// subscriptions the proxy holds, its memory idle / with the clients / at peak, and its CPU
-// while the notifications flow. The clients are spread over child processes so parsing
-// thousands of frames does not queue behind one event loop.
+// S6: WebSocket fan-out. N clients subscribe to slotSubscribe straight to the two simulated
+// nodes (400 ms slots, as on Solana), then through jumpgate, nginx and HAProxy in front of
+// them. Direct is the floor: the nodes' own fan-out and the clients' own time to read N
+// frames, which every proxy's figures include too. For each: notification delay (arrival −
+// the earliest arrival of the same slot at any client or at a reference client subscribed
+// straight to each node), the upstream subscriptions the proxy holds, its memory idle / with
+// the clients / at peak, and its CPU while the notifications flow. The clients are spread
+// over child processes so parsing thousands of frames does not queue behind one event loop.
 
 import { readFileSync } from 'node:fs';
 import type { LatencyMs } from '../src/bench/http-load.js';
@@ -12,13 +13,15 @@ import { parseBenchArgs } from '../src/bench/options.js';
 import { runWsLoad, type WsLoadResult } from '../src/bench/ws-load.js';
 import { TOKEN } from './http-scenarios.js';
 import { peerMissing, startPeer, type PeerName } from './peers.js';
-import { freePort, startGatewayProc, startSimProc, type Proc } from './procs.js';
+import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
 
 export interface WsTargetRow {
   target: string;
   skipped: string | null;
+  /** Whose CPU and memory the row shows: the two nodes (direct) or the proxy. */
+  process: 'node' | 'proxy';
   notes: string[];
   clients: number;
   subscribed: number;
@@ -30,6 +33,8 @@ export interface WsTargetRow {
   missing: number;
   delayMs: LatencyMs | null;
   overReferenceMs: LatencyMs | null;
+  /** Delay p99 minus direct's: what the proxy adds to the nodes' own fan-out; null for direct. */
+  p99OverDirectMs: number | null;
   /** Upstream subscriptions the proxy holds (jumpgate: admin API; peers: one per client connection). */
   upstreamSubscriptions: number | null;
   upstreamByNode: Record<string, number> | null;
@@ -40,6 +45,8 @@ export interface WsTargetRow {
   peakRssMb: number | null;
   /** Share of one core the proxy used while notifications flowed. */
   cpuPct: number | null;
+  /** Cores used meanwhile by processes other than the runner and what it started. */
+  otherCores: number | null;
   histogram: string | null;
 }
 
@@ -50,6 +57,8 @@ export interface WsScenarioResult {
   procs: number;
   seconds: number;
   slotMs: number;
+  /** Mean of the measured targets' otherCores. */
+  otherCores: number;
   notes: string[];
   targets: WsTargetRow[];
 }
@@ -79,6 +88,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
   return {
     target,
     skipped: reason,
+    process: 'proxy',
     notes: [],
     clients,
     subscribed: 0,
@@ -90,6 +100,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
     missing: 0,
     delayMs: null,
     overReferenceMs: null,
+    p99OverDirectMs: null,
     upstreamSubscriptions: null,
     upstreamByNode: null,
     upstreamConnections: null,
@@ -97,6 +108,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
     rssConnectedMb: null,
     peakRssMb: null,
     cpuPct: null,
+    otherCores: null,
     histogram: null,
   };
 }
@@ -112,34 +124,45 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
   const refs = sims.map((s) => s.url.replace(/^http/, 'ws'));
   const rows: WsTargetRow[] = [];
   try {
-    const measure = async (target: string, proc: Proc & { url: string }, args: string[], notes: string[], subs: () => Promise<{ total: number; byNode: Record<string, number> | null }>): Promise<WsTargetRow> => {
+    type Subs = () => Promise<{ total: number; byNode: Record<string, number> | null }>;
+    /** `subs` null: the clients are the nodes' own (direct), there is no proxy to count for. */
+    const measure = async (target: string, proc: Proc, urls: string[], args: string[], notes: string[], subs: Subs | null): Promise<WsTargetRow> => {
       await new Promise((r) => setTimeout(r, 500));
       const rssIdle = proc.rssBytes();
-      const p = parseBenchArgs(['--url', proc.url, '--ws-subscribers', String(clients), '--ws-procs', String(procs), '--duration', `${seconds}s`, '--timeout', '20s', ...refs.flatMap((r) => ['--ws-reference', r]), ...args]);
+      const p = parseBenchArgs([...urls.flatMap((u) => ['--url', u]), '--ws-subscribers', String(clients), '--ws-procs', String(procs), '--duration', `${seconds}s`, '--timeout', '20s', ...refs.flatMap((r) => ['--ws-reference', r]), ...args]);
       if (p.kind !== 'ws') throw new Error('expected WebSocket options');
       if (o.quick) p.ws.graceMs = 300;
       let cpu0 = 0;
       let t0 = 0;
-      let sampled: Promise<{ total: number; byNode: Record<string, number> | null; conns: number; rss: number }> | null = null;
+      let sampled: Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }> | null = null;
       let cpuPct = 0;
+      let busy0 = 0;
+      let ours0 = 0;
+      let otherCores = 0;
       const r: WsLoadResult = await runWsLoad(p.ws, {
         onMeasuring: () => {
           cpu0 = proc.cpuSeconds();
+          busy0 = machineBusySeconds();
+          ours0 = treeCpuSeconds();
           t0 = performance.now();
           sampled = new Promise((resolve) => setTimeout(resolve, 500)).then(async () => {
+            if (subs === null) return { total: null, byNode: null, conns: null, rss: proc.rssBytes() };
             const s = await subs();
             return { ...s, conns: connectionsTo(simPorts) - refs.length, rss: proc.rssBytes() };
           });
         },
         beforeClose: () => {
-          cpuPct = ((proc.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000)) * 100;
+          const wall = (performance.now() - t0) / 1000;
+          cpuPct = ((proc.cpuSeconds() - cpu0) / wall) * 100;
+          otherCores = Math.max(0, machineBusySeconds() - busy0 - (treeCpuSeconds() - ours0)) / wall;
         },
       });
-      const s = sampled === null ? null : await (sampled as Promise<{ total: number; byNode: Record<string, number> | null; conns: number; rss: number }>);
-      log(`  s6 ${target}: ${r.subscribed}/${clients} subscribed, delay p99 ${r.delayMs.p99.toFixed(1)} ms, upstream subscriptions ${s?.total ?? '?'}`);
+      const s = sampled === null ? null : await (sampled as Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }>);
+      log(`  s6 ${target}: ${r.subscribed}/${clients} subscribed, delay p99 ${r.delayMs.p99.toFixed(1)} ms, upstream subscriptions ${s?.total ?? '-'}`);
       return {
         target,
         skipped: null,
+        process: subs === null ? 'node' : 'proxy',
         notes,
         clients,
         subscribed: r.subscribed,
@@ -151,6 +174,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
         missing: r.missing,
         delayMs: r.delayMs,
         overReferenceMs: r.overReferenceMs,
+        p99OverDirectMs: null,
         upstreamSubscriptions: s?.total ?? null,
         upstreamByNode: s?.byNode ?? null,
         upstreamConnections: s?.conns ?? null,
@@ -158,10 +182,12 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
         rssConnectedMb: s === null ? null : s.rss / 2 ** 20,
         peakRssMb: proc.peakRssBytes() / 2 ** 20,
         cpuPct,
+        otherCores,
         histogram: r.histogram,
       };
     };
 
+    rows.push(await measure('direct to nodes', bothNodes(sims), sims.map((s) => s.url), [], [], null));
     const adminPort = await freePort();
     const gw = await startGatewayProc(
       sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
@@ -170,7 +196,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     );
     try {
       rows.push(
-        await measure('jumpgate', gw, ['--token', TOKEN], ['workers.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
+        await measure('jumpgate', gw, [gw.url], ['--token', TOKEN], ['workers.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
           const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
           const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
           return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
@@ -198,7 +224,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
       }
       try {
         // A generic proxy opens one upstream WebSocket per client: its subscriptions are its connections.
-        rows.push(await measure(name, peer, [], [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], async () => ({ total: connectionsTo(simPorts) - refs.length, byNode: null })));
+        rows.push(await measure(name, peer, [peer.url], [], [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], async () => ({ total: connectionsTo(simPorts) - refs.length, byNode: null })));
       } finally {
         await peer.stop();
       }
@@ -206,6 +232,9 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
   } finally {
     await Promise.all(sims.map((s) => s.stop()));
   }
+  const direct = rows[0]!.delayMs;
+  if (direct !== null) for (const r of rows.slice(1)) if (r.delayMs !== null) r.p99OverDirectMs = r.delayMs.p99 - direct.p99;
+  const measured = rows.filter((r) => r.otherCores !== null);
   return {
     id: 's6',
     title: `S6: ${clients.toLocaleString('en-US')} WebSocket clients, one slotSubscribe each, ${slotMs} ms slots, ${seconds} s`,
@@ -213,9 +242,11 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     procs,
     seconds,
     slotMs,
+    otherCores: measured.reduce((a, r) => a + r.otherCores!, 0) / Math.max(1, measured.length),
     notes: [
       `clients spread over ${procs} load-generator process${procs > 1 ? 'es' : ''}; one reference client subscribed straight to each node`,
       'delay: arrival − earliest arrival of the same slot at any client or reference',
+      'direct to nodes: the same clients subscribed straight to the two nodes, alternately; its CPU and memory are the nodes\'. "p99 over direct": a target\'s delay p99 minus direct\'s',
     ],
     targets: rows,
   };

@@ -129,22 +129,31 @@ export function wsTable(s: WsScenarioResult): string {
   const out = [
     `**${s.title}**`,
     '',
-    '| target | subscribed | failed | upstream subscriptions | upstream TCP conns | delay p50 ms | p90 | p99 | p99.9 | max | missing | RSS idle → with clients MB | peak RSS MB | CPU while streaming |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | subscribed | failed | upstream subscriptions | upstream TCP conns | delay p50 ms | p90 | p99 | p99.9 | max | p99 over direct | missing | RSS idle → with clients MB | peak RSS MB | CPU while streaming |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of s.targets) {
     if (r.skipped !== null) {
-      out.push(`| ${r.target} | skipped: ${r.skipped}${' |'.repeat(13)}`);
+      out.push(`| ${r.target} | skipped: ${r.skipped}${' |'.repeat(14)}`);
       continue;
     }
     const d = r.delayMs!;
+    // Results written before the direct row existed have neither field.
+    const nodes = r.process === 'node';
+    const over = r.p99OverDirectMs ?? null;
     const failed = r.failed === 0 ? '0' : `${n0(r.failed)} (${Object.entries(r.failKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`;
     const by = r.upstreamByNode === null ? '' : ` ${JSON.stringify(r.upstreamByNode)}`;
     out.push(
-      `| ${r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%'} |`,
+      `| ${nodes ? `${r.target} (the limit)` : r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${over === null ? '–' : signed(over)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)}${nodes ? ' (2 nodes)' : ''} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%' + (nodes ? ' (nodes)' : '')} |`,
     );
   }
-  const notes = notesOf(s.targets, s.notes);
+  const extra = [...s.notes];
+  // Results written before the check existed have no otherCores.
+  if ((s.otherCores ?? 0) >= 0.15) {
+    const each = s.targets.filter((r) => r.otherCores !== null).map((r) => `${r.target} ${r.otherCores!.toFixed(2)}`);
+    extra.push(`other processes on the machine used ${s.otherCores.toFixed(2)} cores on average while this ran (${each.join(', ')}): figures disturbed`);
+  }
+  const notes = notesOf(s.targets, extra);
   if (notes !== '') out.push('', notes);
   return out.join('\n');
 }

@@ -19,7 +19,8 @@ export const BENCH_USAGE = `usage: jumpgate bench --url URL [options]
 
 HTTP load (open loop at --rate unless --closed):
   --url URL             JSON-RPC endpoint (http:// or https://; ws:// with --ws-subscribers);
-                        repeat it to spread HTTP requests round-robin over several
+                        repeat it to spread requests (or WebSocket clients) round-robin
+                        over several
   --rate R              requests per second to send, open loop (default 1000)
   --closed              closed loop instead: each connection sends its next request when
                         the previous one is answered (--rate is then not allowed)
@@ -84,7 +85,8 @@ export interface HttpBenchOptions {
 }
 
 export interface WsBenchOptions {
-  url: URL;
+  /** One or more endpoints; clients go round-robin over them. */
+  urls: URL[];
   subscribers: number;
   method: string;
   params: string | null;
@@ -225,9 +227,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     for (const f of ['rate', 'closed', 'connections', 'method', 'params', 'batch', 'affinity', 'keys', 'warmup', 'max-pending'] as const) {
       if (values[f] !== undefined) throw new BenchUsageError(`--${f}`, `--${f} is for HTTP load; it cannot be combined with --ws-subscribers`);
     }
-    if (urls.length > 1) throw new BenchUsageError('--url', '--url may be given once with --ws-subscribers (use --ws-reference for nodes)');
     const ws: WsBenchOptions = {
-      url: url('url', urls[0]!, ['ws:', 'wss:', 'http:', 'https:']),
+      urls: urls.map((u) => url('url', u, ['ws:', 'wss:', 'http:', 'https:'])),
       subscribers: int('ws-subscribers', values['ws-subscribers'], 1, 1_000_000),
       method: methodName('ws-method', values['ws-method'] ?? 'slotSubscribe'),
       params: values['ws-params'] === undefined ? null : json('ws-params', values['ws-params']),

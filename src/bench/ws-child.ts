@@ -3,7 +3,7 @@
 
 import { SubscriberGroup, type GroupSpec } from './ws-subscribers.js';
 
-export type ToChild = { type: 'connect'; spec: GroupSpec; count: number } | { type: 'record' } | { type: 'stop' } | { type: 'close' };
+export type ToChild = { type: 'connect'; spec: GroupSpec; count: number; first: number } | { type: 'record' } | { type: 'stop' } | { type: 'close' };
 
 export type FromChild =
   | { type: 'progress'; connected: number; failed: number; subscribed: number; arrivals: number }
@@ -24,7 +24,7 @@ process.on('message', (m: ToChild) => {
       const g = new SubscriberGroup(m.spec);
       group = g;
       progress = setInterval(() => send({ type: 'progress', connected: g.counts.connected, failed: g.counts.failed, subscribed: g.counts.subscribed, arrivals: g.arrivals }), 250);
-      void g.connect(m.count).then(() => send({ type: 'ready', counts: g.counts }));
+      void g.connect(m.count, m.first).then(() => send({ type: 'ready', counts: g.counts }));
       return;
     }
     case 'record':

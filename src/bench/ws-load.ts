@@ -17,6 +17,7 @@ import { monoNow, SubscriberGroup, type Arrivals, type GroupCounts, type GroupSp
 
 export interface WsLoadResult extends Omit<GroupCounts, 'connected'> {
   kind: 'ws';
+  /** The endpoint(s), space-separated. */
   url: string;
   method: string;
   subscribers: number;
@@ -141,7 +142,7 @@ function childHolder(spec: GroupSpec, shares: number[], live: WsLive): Holder {
   return {
     connect: async () => {
       const ready = kids.map((k) => next(k, 'ready'));
-      kids.forEach((k, i) => tell(k, { type: 'connect', spec, count: shares[i]! }));
+      kids.forEach((k, i) => tell(k, { type: 'connect', spec, count: shares[i]!, first: shares.slice(0, i).reduce((a, b) => a + b, 0) }));
       const total: GroupCounts = { connected: 0, subscribed: 0, failed: 0, failKinds: {}, closed: 0, closeKinds: {} };
       for (const r of await Promise.all(ready)) addCounts(total, r.counts);
       return total;
@@ -178,13 +179,15 @@ function childHolder(spec: GroupSpec, shares: number[], live: WsLive): Holder {
 
 export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise<WsLoadResult> {
   const GRACE_MS = o.graceMs;
-  const base = wsUrl(o.url);
-  const url = new URL(base.href);
-  url.pathname = requestPath(base, o.token, o.tokenIn, true).split('?')[0]!;
+  const urls = o.urls.map((u) => {
+    const out = wsUrl(u);
+    out.pathname = requestPath(out, o.token, o.tokenIn, true).split('?')[0]!;
+    return out.href;
+  });
   const headers: [string, string][] = [...o.headers];
   if (o.token !== null && o.tokenIn === 'header') headers.push([`X-${o.brand}-Api-Token`, o.token]);
   const subscribe = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(o.method)}${o.params === null ? '' : `,"params":${o.params}`}}`;
-  const spec: GroupSpec = { url: url.href, headers, subscribe, timeoutMs: o.timeoutMs };
+  const spec: GroupSpec = { urls, headers, subscribe, timeoutMs: o.timeoutMs };
 
   let measureStart = 0;
   const live: WsLive = {
@@ -199,7 +202,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
   };
   hooks.onStart?.(live);
 
-  const refs = o.references.map((r) => new SubscriberGroup({ url: wsUrl(r).href, headers: o.headers, subscribe, timeoutMs: o.timeoutMs }));
+  const refs = o.references.map((r) => new SubscriberGroup({ urls: [wsUrl(r).href], headers: o.headers, subscribe, timeoutMs: o.timeoutMs }));
   const failKinds: Record<string, number> = {};
   for (const g of refs) {
     await g.connect(1);
@@ -267,7 +270,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
     for (const [k, v] of Object.entries(counts.failKinds)) failKinds[k] = (failKinds[k] ?? 0) + v;
     result = {
       kind: 'ws',
-      url: o.url.href,
+      url: o.urls.map((u) => u.href).join(' '),
       method: o.method,
       subscribers: o.subscribers,
       procs: o.procs,

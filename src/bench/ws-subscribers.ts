@@ -17,7 +17,8 @@ export function monoNow(): number {
 }
 
 export interface GroupSpec {
-  url: string;
+  /** Clients go round-robin over these. */
+  urls: string[];
   headers: [string, string][];
   /** The subscribe call to send, as JSON text. */
   subscribe: string;
@@ -71,12 +72,17 @@ export class SubscriberGroup {
 
   constructor(private readonly spec: GroupSpec) {}
 
-  /** Opens `n` clients, `concurrency` at a time; resolves when each subscribed or failed. */
-  async connect(n: number, concurrency = 200): Promise<void> {
-    const url = new URL(this.spec.url);
+  /**
+   * Opens `n` clients, `concurrency` at a time; resolves when each subscribed or failed.
+   * `first` is the first client's index over all groups, so that groups in several
+   * processes spread their clients over the URLs as one group would.
+   */
+  async connect(n: number, first = 0, concurrency = 200): Promise<void> {
+    const urls = this.spec.urls.map((u) => new URL(u));
     let next = 0;
     const one = async (): Promise<void> => {
       while (next < n) {
+        const url = urls[(first + next) % urls.length]!;
         next++;
         await this.open(url);
       }

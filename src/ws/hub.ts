@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { errorBody, Errors } from '../errors.js';
 import { pickNode } from '../routing/select.js';
 import type { UpstreamNode } from '../upstream/node.js';
-import { canonicalJson, notificationSlot, notificationSpans, subscriptionKind, type SubscriptionKind } from './frames.js';
+import { canonicalJson, NotificationFrames, notificationSlot, notificationSpans, subscriptionKind, type SubscriptionKind } from './frames.js';
 import { UpstreamSocket, type UpstreamSocketEvents } from './upstream.js';
 
 /** A client connection as the hub sees it. */
@@ -19,6 +19,8 @@ export interface Subscriber {
   readonly keys: Set<string>;
   closed: boolean;
   send(text: string): void;
+  /** A notification; `frame` is reused once this returns (uWS copies what it sends). */
+  notify(frame: Buffer): void;
 }
 
 export interface HubOptions {
@@ -71,6 +73,7 @@ export class SubscriptionHub implements UpstreamSocketEvents {
   private readonly sockets = new Map<UpstreamNode, UpstreamSocket>();
   private readonly byUpstream = new Map<UpstreamSocket, Map<string, SharedSub>>();
   private readonly avoid = new Map<UpstreamNode, { until: number; backoff: number }>();
+  private readonly frames = new NotificationFrames();
   private nextClientId = 0;
   private stopped = false;
 
@@ -261,7 +264,10 @@ export class SubscriptionHub implements UpstreamSocketEvents {
         shared.lastSlot = slot;
       }
     }
-    for (const cs of shared.clients) if (cs.reqId === null) cs.conn.send(spans.head + cs.idText + spans.tail);
+    const frames = this.frames;
+    frames.begin(frame, spans.idStart, spans.idEnd);
+    for (const cs of shared.clients) if (cs.reqId === null) cs.conn.notify(frames.for(cs.idText));
+    frames.end();
   }
 
   closed(socket: UpstreamSocket): void {

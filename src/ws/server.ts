@@ -42,18 +42,25 @@ export class WsClient implements Subscriber, WsPeer {
     readonly usage: UsageMeter,
   ) {}
 
-  /** Subscription answers and notifications (booked as WS usage). */
+  /** Subscription answers (booked as WS usage). */
   send(text: string): void {
     if (this.closed || this.socket === null) return;
     this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, Buffer.byteLength(text));
     this.write(text);
   }
 
-  private write(text: string): void {
+  /** Notifications (booked as WS usage); `frame` is reused once this returns. */
+  notify(frame: Buffer): void {
+    if (this.closed || this.socket === null) return;
+    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, frame.length);
+    this.write(frame);
+  }
+
+  private write(data: string | Buffer): void {
     const ws = this.socket;
     if (this.closed || ws === null) return;
-    ws.send(text, false);
-    this.bytesOut += text.length;
+    ws.send(data, false);
+    this.bytesOut += data.length;
     // A client that does not read must not hold memory or slow anyone else down.
     if (ws.getBufferedAmount() > this.maxBuffered) {
       this.closed = true;

@@ -15,9 +15,10 @@ interface Row {
   target: string;
   skipped: string | null;
   latencyMs?: { count: number } | null;
-  delayMs?: { count: number } | null;
+  delayMs?: { count: number; p99: number } | null;
   subscribed?: number;
   throughput?: number;
+  p99OverDirectMs?: number | null;
 }
 
 t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
@@ -57,6 +58,9 @@ t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSO
   t.notOk(results.s6?.error, 's6 did not fail');
   const gw = ws.find((r) => r.target === 'jumpgate');
   t.ok(gw !== undefined && gw.subscribed! > 0 && gw.delayMs!.count > 0, 's6: jumpgate clients subscribed and notifications measured');
+  const direct = ws[0];
+  t.ok(direct?.target === 'direct to nodes' && direct.subscribed! > 0 && direct.delayMs!.count > 0, 's6: the direct row first, measured');
+  t.equal(gw?.p99OverDirectMs, gw!.delayMs!.p99 - direct!.delayMs!.p99, 's6: jumpgate p99 over direct');
   t.ok(ws.some((r) => r.target === 'nginx'), 's6: an nginx row, run or skipped');
   t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
   t.match(out, /\*\*S6: /, 'S6 table printed');

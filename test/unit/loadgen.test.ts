@@ -256,7 +256,7 @@ t.test('flag validation: a bad flag exits 2 with a message naming it', async (t)
     [['--url', 'ws://x', '--ws-subscribers', '2', '--ws-procs', '3'], '--ws-procs'],
     [['--url', 'http://x', '--ws-method', 'slotSubscribe'], '--ws-method'],
     [['--url', 'ws://x', '--ws-subscribers', '1', '--ws-reference', 'nope'], '--ws-reference'],
-    [['--url', 'ws://x', '--url', 'ws://y', '--ws-subscribers', '1'], '--url'],
+    [['--url', 'ws://x', '--url', 'ftp://y', '--ws-subscribers', '1'], '--url'],
     [['--url', 'http://x', '--url', 'ftp://y'], '--url'],
   ];
   for (const [argv, flag] of cases) {
@@ -318,6 +318,21 @@ t.test('WebSocket mode: delay over the earliest arrival, in-process and over 2 p
   const refused = parseBenchArgs(['--url', 'ws://127.0.0.1:1', '--ws-subscribers', '2', '--duration', '100ms']);
   if (refused.kind !== 'ws') throw new Error('expected ws options');
   t.same((await runWsLoad(refused.ws)).failKinds, { 'socket ECONNREFUSED': 2 });
+});
+
+t.test('WebSocket mode: clients spread round-robin over several --url, across processes too', async (t) => {
+  const sims = await Promise.all([startSim({ id: 'ws-a', port: 0, slotMs: 50 }), startSim({ id: 'ws-b', port: 0, slotMs: 50 })]);
+  t.teardown(() => Promise.all(sims.map((s) => s.close())));
+  for (const procs of [1, 2]) {
+    const p = parseBenchArgs(['--url', sims[0]!.url, '--url', sims[1]!.wsUrl, '--ws-subscribers', '11', '--ws-procs', String(procs), '--duration', '300ms']);
+    if (p.kind !== 'ws') throw new Error('expected ws options');
+    let held: number[] = [];
+    const r = await runWsLoad({ ...p.ws, graceMs: 200 }, { beforeClose: () => void (held = sims.map((s) => s.stats.wsSubscriptions)) });
+    t.equal(r.subscribed, 11, `${procs} process(es): all subscribed`);
+    t.same(held, [6, 5], `${procs} process(es): 6 clients on the first node, 5 on the second`);
+    t.equal(r.url, `${sims[0]!.url}/ ${sims[1]!.wsUrl}/`, 'both endpoints in the result');
+    t.equal(r.missing, 0);
+  }
 });
 
 t.test('raw WebSocket client: fragments, ping/pong, 16-bit lengths, close, refused upgrade', async (t) => {

@@ -403,6 +403,21 @@ t.test('usage meter: latency per cell, drained encoded, cells reused then droppe
   t.same(m.totals('t1'), { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 });
 });
 
+t.test('usage meter: at most 256 methods per token, the rest as (other); room again once cells go idle', async (t) => {
+  const m = new UsageMeter();
+  for (let i = 0; i < 300; i++) m.record('t1', `m${i}`, 1, 0, 0, 0);
+  m.record('t2', 'm299', 1, 0, 0, 0);
+  const cells = m.drain();
+  t.equal(cells.filter((c) => c.tokenId === 't1').length, 257, '256 names plus (other)');
+  t.equal(cells.find((c) => c.tokenId === 't1' && c.method === '(other)')?.calls, 44);
+  t.equal(cells.find((c) => c.tokenId === 't2')?.method, 'm299', 'another token has its own 256');
+  t.same(m.drain(), [], 'idle: every cell dropped');
+  m.record('t1', 'm299', 1, 0, 0, 0);
+  t.same(m.drain().map((c) => c.method), ['m299'], 'a new name is counted under its own name again');
+  t.same(m.totals('t1'), { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 });
+  t.same(m.totals('nobody'), { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 });
+});
+
 t.test('usage flush: writes each interval, retries after failures, bounded, stop() flushes the rest', async (t) => {
   const s = await openStore('sqlite://:memory:');
   t.teardown(() => s.close());
