@@ -234,9 +234,10 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
     if (open) {
       if (c === LBRACE) {
         // First member name of an object.
-        i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
+        const ofCall = depth === callDepth + 1 && call >= 0;
+        i = readName(buf, i, end, out, ofCall);
         if (i < 0) return false;
-        if (out.slot >= 0) slot = out.slot;
+        if (ofCall) slot = out.slot; // a nested object's names leave the call's pending member alone
       }
       continue;
     }
@@ -257,9 +258,10 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
       if (d === COMMA) {
         i++;
         if (top === LBRACE) {
-          i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
+          const ofCall = depth === callDepth + 1 && call >= 0;
+          i = readName(buf, i, end, out, ofCall);
           if (i < 0) return false;
-          if (out.slot >= 0) slot = out.slot;
+          if (ofCall) slot = out.slot; // a nested object's names leave the call's pending member alone
         }
         break;
       }
