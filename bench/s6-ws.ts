@@ -1,7 +1,10 @@
 // S6: WebSocket fan-out. N clients subscribe to slotSubscribe straight to the two simulated
 // nodes (400 ms slots, as on Solana), then through jumpgate, nginx and HAProxy in front of
 // them. Direct is the floor: the nodes' own fan-out and the clients' own time to read N
-// frames, which every proxy's figures include too. For each: notification delay (arrival −
+// frames, which every proxy's figures include too. It is measured twice: over the two nodes
+// (two processes, half the clients each) and over one node serving every client (one process
+// sending N frames, as a proxy's one thread does: the S6 target's "node's own" delay, since
+// the kernel's per-socket send is most of a frame's cost). For each: notification delay (arrival −
 // the earliest arrival of the same slot at any client or at a reference client subscribed
 // straight to each node), the upstream subscriptions the proxy holds, its memory idle / with
 // the clients / at peak, and its CPU while the notifications flow. The clients are spread
@@ -16,6 +19,8 @@ import { peerMissing, startPeer, type PeerName } from './peers.js';
 import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
+export const DIRECT = 'direct to nodes';
+export const ONE_NODE = 'direct to one node';
 
 export interface WsTargetRow {
   target: string;
@@ -33,8 +38,13 @@ export interface WsTargetRow {
   missing: number;
   delayMs: LatencyMs | null;
   overReferenceMs: LatencyMs | null;
-  /** Delay p99 minus direct's: what the proxy adds to the nodes' own fan-out; null for direct. */
+  /** Delay p99 minus direct's (two nodes, half the clients each); null for the direct rows. */
   p99OverDirectMs: number | null;
+  /**
+   * Delay p99 minus one node's serving all the clients itself: what the proxy adds to a
+   * node's own fan-out of the same clients, one thread each (the S6 target); null for direct rows.
+   */
+  p99OverOneNodeMs: number | null;
   /** Upstream subscriptions the proxy holds (jumpgate: admin API; peers: one per client connection). */
   upstreamSubscriptions: number | null;
   upstreamByNode: Record<string, number> | null;
@@ -101,6 +111,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
     delayMs: null,
     overReferenceMs: null,
     p99OverDirectMs: null,
+    p99OverOneNodeMs: null,
     upstreamSubscriptions: null,
     upstreamByNode: null,
     upstreamConnections: null,
@@ -175,6 +186,7 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
         delayMs: r.delayMs,
         overReferenceMs: r.overReferenceMs,
         p99OverDirectMs: null,
+        p99OverOneNodeMs: null,
         upstreamSubscriptions: s?.total ?? null,
         upstreamByNode: s?.byNode ?? null,
         upstreamConnections: s?.conns ?? null,
@@ -187,7 +199,9 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
       };
     };
 
-    rows.push(await measure('direct to nodes', bothNodes(sims), sims.map((s) => s.url), [], [], null));
+    rows.push(await measure(DIRECT, bothNodes(sims), sims.map((s) => s.url), [], [], null));
+    // One node process fanning out to every client: the same one thread jumpgate has.
+    rows.push(await measure(ONE_NODE, sims[0]!, [sims[0]!.url], [], [], null));
     const adminPort = await freePort();
     const gw = await startGatewayProc(
       sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
@@ -233,7 +247,12 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     await Promise.all(sims.map((s) => s.stop()));
   }
   const direct = rows[0]!.delayMs;
-  if (direct !== null) for (const r of rows.slice(1)) if (r.delayMs !== null) r.p99OverDirectMs = r.delayMs.p99 - direct.p99;
+  const oneNode = rows[1]!.delayMs;
+  for (const r of rows.slice(2)) {
+    if (r.delayMs === null) continue;
+    if (direct !== null) r.p99OverDirectMs = r.delayMs.p99 - direct.p99;
+    if (oneNode !== null) r.p99OverOneNodeMs = r.delayMs.p99 - oneNode.p99;
+  }
   const measured = rows.filter((r) => r.otherCores !== null);
   return {
     id: 's6',
@@ -246,7 +265,8 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     notes: [
       `clients spread over ${procs} load-generator process${procs > 1 ? 'es' : ''}; one reference client subscribed straight to each node`,
       'delay: arrival − earliest arrival of the same slot at any client or reference',
-      'direct to nodes: the same clients subscribed straight to the two nodes, alternately; its CPU and memory are the nodes\'. "p99 over direct": a target\'s delay p99 minus direct\'s',
+      `${DIRECT}: the same clients subscribed straight to the two nodes, alternately (two processes, half the clients each); its CPU and memory are the nodes'. "p99 over direct": a target's delay p99 minus that row's`,
+      `${ONE_NODE}: every client subscribed straight to one node, one process fanning out to all of them as jumpgate's one thread does; "p99 over one node" (the S6 target, ≤ 10 ms): a target's delay p99 minus that row's`,
     ],
     targets: rows,
   };

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
 import { peerVersion } from './peers.js';
-import type { WsScenarioResult } from './s6-ws.js';
+import { ONE_NODE, type WsScenarioResult } from './s6-ws.js';
 
 export interface Setup {
   date: string;
@@ -129,22 +129,24 @@ export function wsTable(s: WsScenarioResult): string {
   const out = [
     `**${s.title}**`,
     '',
-    '| target | subscribed | failed | upstream subscriptions | upstream TCP conns | delay p50 ms | p90 | p99 | p99.9 | max | p99 over direct | missing | RSS idle → with clients MB | peak RSS MB | CPU while streaming |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | subscribed | failed | upstream subscriptions | upstream TCP conns | delay p50 ms | p90 | p99 | p99.9 | max | p99 over direct | p99 over one node | missing | RSS idle → with clients MB | peak RSS MB | CPU while streaming |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of s.targets) {
     if (r.skipped !== null) {
-      out.push(`| ${r.target} | skipped: ${r.skipped}${' |'.repeat(14)}`);
+      out.push(`| ${r.target} | skipped: ${r.skipped}${' |'.repeat(15)}`);
       continue;
     }
     const d = r.delayMs!;
     // Results written before the direct row existed have neither field.
     const nodes = r.process === 'node';
     const over = r.p99OverDirectMs ?? null;
+    const overOne = r.p99OverOneNodeMs ?? null;
+    const which = r.target === ONE_NODE ? ' (1 node)' : ' (2 nodes)';
     const failed = r.failed === 0 ? '0' : `${n0(r.failed)} (${Object.entries(r.failKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`;
     const by = r.upstreamByNode === null ? '' : ` ${JSON.stringify(r.upstreamByNode)}`;
     out.push(
-      `| ${nodes ? `${r.target} (the limit)` : r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${over === null ? '–' : signed(over)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)}${nodes ? ' (2 nodes)' : ''} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%' + (nodes ? ' (nodes)' : '')} |`,
+      `| ${nodes ? `${r.target} (the limit)` : r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${over === null ? '–' : signed(over)} | ${overOne === null ? '–' : signed(overOne)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)}${nodes ? which : ''} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%' + (nodes ? ' (nodes)' : '')} |`,
     );
   }
   const extra = [...s.notes];

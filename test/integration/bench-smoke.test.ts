@@ -19,6 +19,7 @@ interface Row {
   subscribed?: number;
   throughput?: number;
   p99OverDirectMs?: number | null;
+  p99OverOneNodeMs?: number | null;
 }
 
 t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
@@ -61,6 +62,10 @@ t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSO
   const direct = ws[0];
   t.ok(direct?.target === 'direct to nodes' && direct.subscribed! > 0 && direct.delayMs!.count > 0, 's6: the direct row first, measured');
   t.equal(gw?.p99OverDirectMs, gw!.delayMs!.p99 - direct!.delayMs!.p99, 's6: jumpgate p99 over direct');
+  const one = ws[1];
+  t.ok(one?.target === 'direct to one node' && one.subscribed === direct!.subscribed && one.delayMs!.count > 0, 's6: the one-node direct row second, every client on one node');
+  t.equal(gw?.p99OverOneNodeMs, gw!.delayMs!.p99 - one!.delayMs!.p99, 's6: jumpgate p99 over one node');
+  t.match(out, /\| direct to one node \(the limit\) \|/, 's6: the one-node row printed');
   t.ok(ws.some((r) => r.target === 'nginx'), 's6: an nginx row, run or skipped');
   t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
   t.match(out, /\*\*S6: /, 'S6 table printed');
