@@ -12,6 +12,8 @@ import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './tokens.js';
 
 const EMPTY = '';
+const OK = '200 OK';
+const OK_BYTES = Buffer.from(OK);
 
 function hasTopLevelError(body: string | Buffer): boolean {
   return isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
@@ -21,6 +23,32 @@ function hasTopLevelError(body: string | Buffer): boolean {
 export interface WsPeer {
   readonly ip: string;
   deliver(body: string | Buffer): void;
+}
+
+/** The response `writeAnswer` writes (uWS calls it synchronously inside cork). */
+const answer = { ex: null as Exchange | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
+
+function writeAnswer(): void {
+  const { ex, status, body, nodeIds, close, retryAfter } = answer;
+  const res = ex!.res!;
+  const rt = ex!.rt;
+  const cors = ex!.corsOrigin;
+  res.writeStatus(status === OK ? OK_BYTES : status);
+  if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
+    // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
+    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds));
+    res.end(body, close || rt.draining);
+    return;
+  }
+  if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
+  if (cors !== '') {
+    res.writeHeader('access-control-allow-origin', cors);
+    res.writeHeader('access-control-expose-headers', rt.names.node);
+    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+  }
+  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
+  if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
+  res.end(body, close || rt.draining);
 }
 
 export class Exchange implements CallOwner {
@@ -263,21 +291,16 @@ export class Exchange implements CallOwner {
       if (body.length > 0) this.peer.deliver(body);
       return this.settle();
     }
-    const res = this.res!;
-    const rt = this.rt;
-    const cors = this.corsOrigin;
-    res.cork(() => {
-      res.writeStatus(status);
-      if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
-      if (cors !== '') {
-        res.writeHeader('access-control-allow-origin', cors);
-        res.writeHeader('access-control-expose-headers', rt.names.node);
-        if (!rt.corsAny) res.writeHeader('vary', 'Origin');
-      }
-      if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
-      if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
-      res.end(body, close || rt.draining);
-    });
+    // The answer's parts go to a module-level writer through `answer`, not a closure per response.
+    answer.ex = this;
+    answer.status = status;
+    answer.body = body;
+    answer.nodeIds = nodeIds;
+    answer.close = close;
+    answer.retryAfter = retryAfter;
+    this.res!.cork(writeAnswer);
+    answer.ex = null;
+    answer.body = EMPTY;
     this.settle();
   }
 

@@ -113,6 +113,7 @@ export function keyProblem(key: string): string | null {
 
 /** application/json with an optional utf-8 charset, any case. */
 export function isJsonContentType(value: string): boolean {
+  if (value === 'application/json') return true; // what nearly every client sends
   const semi = value.indexOf(';');
   const type = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
   if (type !== 'application/json') return false;

@@ -9,6 +9,7 @@ import type { Offload } from './offload.js';
 import { ClientIpResolver } from './client-ip.js';
 import { headerKeys, headerNames, type HeaderKeys, type HeaderNames } from './headers.js';
 import { RateLimiter } from './limits.js';
+import { ResponseHeads } from './response-heads.js';
 import { UsageMeter } from '../usage/meter.js';
 import type { TokenTable } from './tokens.js';
 
@@ -32,6 +33,8 @@ export interface Runtime {
   /** '*' when any origin is allowed, else the allowed set. */
   corsAny: boolean;
   corsOrigins: Set<string>;
+  /** Prebuilt header lines of a JSON answer (when CORS allows any origin or none applies). */
+  heads: ResponseHeads;
   defaultTimeoutMs: number;
   methodTimeouts: Map<string, number>;
   noRetry: Set<string>;
@@ -65,6 +68,7 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     exposeNode: config.exposeNode,
     corsAny: config.cors.origins.includes('*'),
     corsOrigins: new Set(config.cors.origins),
+    heads: new ResponseHeads(headerNames(config.headers.brand), config.cors.origins.includes('*'), config.exposeNode),
     defaultTimeoutMs: config.limits.upstreamTimeoutMs,
     methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
     noRetry: new Set(config.routing.noRetryMethods),

@@ -3,7 +3,8 @@
 
 import t from 'tap';
 import { Buckets } from '../../src/metrics/buckets.js';
-import { LatencyHistogram, RollingHistogram } from '../../src/metrics/histogram.js';
+import * as hdr from 'hdr-histogram-js';
+import { LatencyHistogram, RollingHistogram, useIntegerIndex } from '../../src/metrics/histogram.js';
 
 t.test('percentiles of 1..10000 µs are within the resolution', async (t) => {
   const h = new LatencyHistogram({ digits: 3 });
@@ -97,4 +98,38 @@ t.test('prometheus buckets count each value once, in the first bound >= it', asy
   t.same([...b.counts], [2, 2, 2, 2], '≤1 ms: 0.5, 1 | ≤10: 1.01, 10 | ≤100: 50, 100 | +Inf: 101, 5000');
   t.equal(b.count, 8);
   t.ok(Math.abs(b.sumMs - 5263.51) < 1e-9);
+});
+
+t.test('the integer counts index agrees with the library for every digits setting', async (t) => {
+  for (const digits of [1, 2, 3, 4, 5] as const) {
+    for (const highest of [1000, 60_000_000, 600_000_000]) {
+      const ours = hdr.build({ bitBucketSize: 32, autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: digits });
+      const lib = hdr.build({ bitBucketSize: 32, autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: digits });
+      useIntegerIndex(ours);
+      const a = ours as unknown as { countsArrayIndex(v: number): number };
+      const b = lib as unknown as { countsArrayIndex(v: number): number };
+      t.not(a.countsArrayIndex, b.countsArrayIndex, `digits ${digits}: installed`);
+      let bad = 0;
+      const check = (v: number): void => {
+        if (a.countsArrayIndex(v) !== b.countsArrayIndex(v)) bad++;
+      };
+      for (let v = 0; v < 5000 && v <= highest; v++) check(v);
+      for (let p = 1; 2 ** p <= highest; p++) for (const d of [-1, 0, 1]) check(2 ** p + d);
+      let x = 12345;
+      for (let i = 0; i < 20_000; i++) {
+        x = (x * 1103515245 + 12345) % 2 ** 31;
+        check(x % (highest + 1));
+      }
+      t.equal(bad, 0, `digits ${digits}, highest ${highest}: same index for every value tried`);
+      for (let v = 0; v <= highest; v += Math.max(1, Math.floor(highest / 997))) {
+        ours.recordValue(v);
+        lib.recordValue(v);
+      }
+      t.equal(ours.getValueAtPercentile(99), lib.getValueAtPercentile(99), `digits ${digits}: same p99 after recording`);
+    }
+  }
+  const big = hdr.build({ bitBucketSize: 'packed', autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: 2 ** 40, numberOfSignificantValueDigits: 3 });
+  const before = (big as unknown as { countsArrayIndex: unknown }).countsArrayIndex;
+  useIntegerIndex(big);
+  t.equal((big as unknown as { countsArrayIndex: unknown }).countsArrayIndex, before, 'ranges past 2^31 keep the library index');
 });
