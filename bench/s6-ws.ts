@@ -19,7 +19,7 @@ import { peerMissing, startPeer, type PeerName } from './peers.js';
 import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
-export const DIRECT = 'direct to nodes';
+const DIRECT = 'direct to nodes';
 export const ONE_NODE = 'direct to one node';
 
 export interface WsTargetRow {

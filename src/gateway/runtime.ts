@@ -55,9 +55,11 @@ export interface Runtime {
 }
 
 export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder; usage?: UsageMeter }): Runtime {
+  const names = headerNames(config.headers.brand);
+  const corsAny = config.cors.origins.includes('*');
   return {
-    names: headerNames(config.headers.brand),
-    keys: headerKeys(headerNames(config.headers.brand)),
+    names,
+    keys: headerKeys(names),
     tokens: parts.tokens,
     router: parts.router,
     offload: parts.offload,
@@ -66,9 +68,9 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     maxBatch: config.limits.maxBatch,
     upstreamBatch: config.routing.upstreamBatch,
     exposeNode: config.exposeNode,
-    corsAny: config.cors.origins.includes('*'),
+    corsAny,
     corsOrigins: new Set(config.cors.origins),
-    heads: new ResponseHeads(headerNames(config.headers.brand), config.cors.origins.includes('*'), config.exposeNode),
+    heads: new ResponseHeads(names, corsAny, config.exposeNode),
     defaultTimeoutMs: config.limits.upstreamTimeoutMs,
     methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
     noRetry: new Set(config.routing.noRetryMethods),
