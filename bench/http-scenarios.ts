@@ -17,9 +17,11 @@ import { encodeBase58 } from '../src/sim/base58.js';
 import { accountOf } from '../src/sim/chain.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';
-import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type Proc } from './procs.js';
+import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type GatewayProc, type Proc } from './procs.js';
 
 export const TOKEN = 'bench-token-0123456789abcdef';
+/** The gateway's settings for S1–S5: everything on the main thread, as the peers run one worker/thread. */
+const GATEWAY_EXTRA = 'workers: { threads: 0 }';
 const PEERS: PeerName[] = ['nginx', 'haproxy'];
 
 export type HttpScenarioId = 's1' | 's2' | 's3' | 's4' | 's5';
@@ -100,6 +102,8 @@ interface Target {
   proc: Proc;
   process: 'node' | 'proxy';
   notes: string[];
+  /** Config changes reloaded into the gateway for this row only. */
+  reload: { on(): Promise<void>; off(): Promise<void> } | null;
 }
 
 /** 100 pubkeys whose accounts make a getMultipleAccounts answer of about 100 KB. */
@@ -119,8 +123,12 @@ interface Def {
   args: string[];
   calls: number;
   peerAffinity: boolean;
-  /** Extra jumpgate rows with their own flags (S4 node mode). */
-  variants: { name: string; args: string[] }[];
+  /**
+   * Extra jumpgate rows with their own generator flags (S4 node mode) and, with `config`,
+   * these YAML lines reloaded into the gateway for the row's measurements (S4 without the
+   * split); the same process, so warm-up and memory layout are the same as its other rows.
+   */
+  variants: { name: string; args: string[]; config?: string }[];
   notes: string[];
 }
 
@@ -153,8 +161,14 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       args: ['--closed', '--connections', '50', '--batch', '100', '--method', 'getBalance', '--params', JSON.stringify([pk[0]])],
       calls: 100,
       peerAffinity: false,
-      variants: [{ name: 'jumpgate, node mode', args: ['--affinity', 'node'] }],
-      notes: ['jumpgate splits a batch into sub-batches of routing.upstreamBatch (50) over the nodes; node mode (X-Service-Affinity: node) sends it whole to one node; the peers always pass it whole'],
+      variants: [
+        { name: 'jumpgate, node mode', args: ['--affinity', 'node'] },
+        { name: 'jumpgate, upstreamBatch 100', args: [], config: 'routing: { upstreamBatch: 100 }' },
+      ],
+      notes: [
+        'jumpgate splits a batch into sub-batches of routing.upstreamBatch (50) over the nodes; node mode (X-Service-Affinity: node) sends it whole to one node; the peers always pass it whole',
+        'jumpgate, upstreamBatch 100: default mode with routing.upstreamBatch reloaded to 100 for the row, so the batch goes unsplit: the default path without the second upstream exchange',
+      ],
     },
     s5: {
       id: 's5',
@@ -207,12 +221,9 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
   const targets: Target[] = [];
   try {
     // The gateway and the peers start side by side; a peer that cannot run becomes a row saying why.
+    const nodes = sims.map((s, i) => ({ id: `node-${i}`, url: s.url }));
     const [gwSettled, ...peerSettled] = await Promise.allSettled([
-      startGatewayProc(
-        sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
-        TOKEN,
-        'workers: { threads: 0 }',
-      ),
+      startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA),
       ...PEERS.map(async (name): Promise<Peer | string> => {
         const missing = await peerMissing(name);
         if (missing !== null) return missing;
@@ -229,21 +240,49 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     ]);
     for (const p of peerSettled) if (p.status === 'fulfilled' && typeof p.value !== 'string') stops.unshift((p.value as Peer).stop);
     if (gwSettled.status === 'rejected') throw gwSettled.reason;
-    const gw = gwSettled.value as Awaited<ReturnType<typeof startGatewayProc>>;
+    const gw = gwSettled.value as GatewayProc;
     stops.unshift(() => gw.stop());
     // The generator itself spreads requests round-robin over both nodes, as the proxies do.
-    targets.push({ name: 'direct to nodes', url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [] });
-    targets.push({ name: 'jumpgate', url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['workers.threads 0'] });
-    for (const v of def.variants) targets.push({ name: v.name, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'] });
+    targets.push({ name: 'direct to nodes', url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [], reload: null });
+    targets.push({ name: 'jumpgate', url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload: null });
+    for (const v of def.variants) {
+      const config = v.config;
+      const reload =
+        config === undefined
+          ? null
+          : {
+              on: async () => {
+                const line = await gw.reconfigure(`${GATEWAY_EXTRA}\n${config}`);
+                // The row means nothing unless the setting took effect: the reload names what changed.
+                const path = config.slice(0, config.indexOf(':')).trim();
+                if (!line.includes(`"${path}.`)) throw new Error(`reload for "${v.name}" did not change ${path}: ${line}`);
+              },
+              off: async () => {
+                await gw.reconfigure(GATEWAY_EXTRA);
+              },
+            };
+      targets.push({ name: v.name, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload });
+    }
     PEERS.forEach((name, i) => {
       const p = peerSettled[i]!;
       const peer = p.status === 'fulfilled' ? p.value : `failed to start: ${String(p.reason)}`;
       if (typeof peer === 'string') rows.set(name, skippedRow(name, peer));
-      else targets.push({ name, url: peer.url, args: [], proc: peer, process: 'proxy', notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes] });
+      else targets.push({ name, url: peer.url, args: [], proc: peer, process: 'proxy', notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], reload: null });
     });
     const order = [...targets.map((t) => t.name).filter((n) => !(PEERS as string[]).includes(n)), ...PEERS];
     const results = new Map<string, HttpLoadResult[]>(targets.map((t) => [t.name, []]));
     const roundRows = new Map<string, RoundRow[]>(targets.map((t) => [t.name, []]));
+    // A gateway's first seconds include V8 compiling its hot path and growing its young
+    // generation; nginx and HAProxy have nothing to warm. Each gateway process gets one
+    // unrecorded run under its own load first, so round 1 does not measure its start.
+    if (!o.quick) {
+      const warmed = new Set<Proc>();
+      for (const t of targets) {
+        if (!t.name.startsWith('jumpgate') || warmed.has(t.proc)) continue;
+        warmed.add(t.proc);
+        await generate(['--url', t.url, ...def.args, ...t.args, '--duration', '2s', '--warmup', '0s']);
+      }
+    }
     for (let round = 1; round <= rounds; round++) {
       for (const t of targets) {
         // Ours: the target, both nodes (direct's target is them), the runner, the generator.
@@ -251,9 +290,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
         const ours0 = ours.reduce((a, p) => a + p.cpuSeconds(), 0) + selfCpuSeconds();
         const busy0 = machineBusySeconds();
         const w0 = performance.now();
+        if (t.reload !== null) await t.reload.on();
         const cpu0 = t.proc.cpuSeconds();
         const r = await generate(['--url', t.url, ...def.args, ...t.args, '--duration', `${seconds}s`, '--warmup', warmup]);
         const cpuS = t.proc.cpuSeconds() - cpu0;
+        if (t.reload !== null) await t.reload.off();
         const oursS = ours.reduce((a, p) => a + p.cpuSeconds(), 0) + selfCpuSeconds() - ours0 + r.clientCpuS;
         const otherCores = Math.max(0, machineBusySeconds() - busy0 - oursS) / ((performance.now() - w0) / 1000);
         results.get(t.name)!.push(r);

@@ -135,15 +135,14 @@ export async function startSimProc(id: string, args: string[] = []): Promise<Pro
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
 
-export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = ''): Promise<Proc & { url: string }> {
-  const port = await freePort();
-  const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
-  const yaml = [
+function gatewayYaml(port: number, nodes: { id: string; url: string }[], token: string, extra: string): string {
+  return [
     `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,
     'console: { port: 0 }',
     'admin: { port: 0 }',
     "store: { url: 'sqlite://:memory:' }",
-    'log: { level: warn }',
+    // info: the reload's "config reloaded" line (nothing is logged per request at info).
+    'log: { level: info }',
     'nodes:',
     ...nodes.map((n) => `  - { id: ${n.id}, url: "${n.url}" }`),
     'tokens:',
@@ -153,10 +152,48 @@ export async function startGatewayProc(nodes: { id: string; url: string }[], tok
     // A top-level key given in `extra` replaces the default line for it.
     .filter((line, i, all) => i === all.length - 1 || !extra.split('\n').some((e) => e.includes(':') && line.startsWith(e.slice(0, e.indexOf(':') + 1))))
     .join('\n');
-  writeFileSync(file, yaml);
-  const child = spawn(process.execPath, [CLI, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe']});
+}
+
+export interface GatewayProc extends Proc {
+  url: string;
+  /**
+   * Rewrites the config file with `extra` in place of the start's extra lines, reloads it
+   * (SIGHUP) and resolves with the gateway's "config reloaded" log line.
+   */
+  reconfigure(extra: string): Promise<string>;
+}
+
+export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = ''): Promise<GatewayProc> {
+  const port = await freePort();
+  const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
+  writeFileSync(file, gatewayYaml(port, nodes, token, extra));
+  const child = spawn(process.execPath, [CLI, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Log lines are read as they come (a full pipe would stall the gateway).
+  let lines = '';
+  const onLog = (d: Buffer): void => {
+    lines = (lines + d.toString()).slice(-8192);
+  };
+  child.stdout!.on('data', onLog);
+  child.stderr!.on('data', onLog);
   await waitForPort(child, port, 'gateway');
-  return { ...proc(child), url: `http://127.0.0.1:${port}` };
+  return {
+    ...proc(child),
+    url: `http://127.0.0.1:${port}`,
+    async reconfigure(next: string) {
+      writeFileSync(file, gatewayYaml(port, nodes, token, next));
+      lines = '';
+      child.kill('SIGHUP');
+      for (let waited = 0; waited < 5000; waited += 20) {
+        const line = lines.split('\n').find((l) => l.includes('config reload'));
+        if (line !== undefined) {
+          if (!line.includes('"config reloaded')) throw new Error(`gateway refused the reload: ${line}`);
+          return line;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`gateway did not report the reload within 5 s: ${lines.slice(-500)}`);
+    },
+  };
 }
 
 /** CPU seconds spent busy (not idle or waiting on I/O) by the whole machine, all cores, since boot. */

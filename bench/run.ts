@@ -1,6 +1,7 @@
 // `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
 //   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
 //   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy
+//   floor   a fixed answer, no work: uWS.js bare, uWS.js with jumpgate's request reads, nginx `return 200`
 //   parse   worker-pool threshold (inline vs piscina, by body size)
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
@@ -17,6 +18,7 @@ import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputTable, runBadInput } from './bad-input.js';
+import { floorTable, runFloor } from './floor.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
@@ -25,7 +27,7 @@ import { runS6 } from './s6-ws.js';
 import { httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -111,6 +113,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runS6({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
       console.log('\n' + wsTable(r));
       results.s6 = r;
+      break;
+    }
+    case 'floor': {
+      const r = await runFloor({ quick, log });
+      console.log('\n' + floorTable(r));
+      results.floor = r;
       break;
     }
     case 'parse': {

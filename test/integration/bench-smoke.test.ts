@@ -22,11 +22,11 @@ interface Row {
   p99OverOneNodeMs?: number | null;
 }
 
-t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
+t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'results.json');
-  const child = spawn(process.execPath, [RUNNER, 's1', 's2', 's3', 's4', 's5', 's6', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [RUNNER, 's1', 's2', 's3', 's4', 's5', 's6', 'floor', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -55,6 +55,21 @@ t.test('npm run bench -- s1..s6 --quick: a row per target in every scenario, JSO
     }
   }
   t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null), 's4 has the node-mode row');
+  // The runner checks the gateway's reload log names routing.upstreamBatch, or fails s4.
+  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 100' && r.skipped === null && r.throughput! > 0), 's4 has the unsplit row');
+  const floor = results.floor as unknown as { rows?: { target: string; skipped: string | null; cpuUsPerRequest: number | null }[]; error?: string };
+  t.notOk(floor?.error, 'floor did not fail');
+  const floorRows = floor?.rows ?? [];
+  t.same(
+    floorRows.map((r) => r.target),
+    ['uWS.js, bare handler', 'uWS.js, with jumpgate’s request reads', 'nginx, return 200'],
+    'floor: both uWS.js servers and nginx (run or skipped)',
+  );
+  for (const r of floorRows) {
+    if (r.skipped !== null) t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `floor: skipped ${r.target} is noted`);
+    else t.ok(r.cpuUsPerRequest !== null && r.cpuUsPerRequest > 0, `floor ${r.target}: CPU per request measured`);
+  }
+  t.match(out, /Floor: a fixed answer, no work/, 'floor table printed');
   const ws = results.s6?.targets ?? [];
   t.notOk(results.s6?.error, 's6 did not fail');
   const gw = ws.find((r) => r.target === 'jumpgate');
