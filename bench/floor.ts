@@ -117,7 +117,7 @@ export async function runFloor(o: { quick: boolean; log?: (line: string) => void
 export function floorTable(r: FloorResult): string {
   const nginx = r.rows.find((x) => x.target.startsWith('nginx') && x.cpuUsPerRequest !== null)?.cpuUsPerRequest ?? null;
   const lines = [
-    `Floor: a fixed answer, no work (${r.rounds} rounds × ${r.seconds} s per server, alternating; closed loop, 50 connections)`,
+    `**Floor: a fixed answer, no work** (${r.rounds} rounds × ${r.seconds} s per server, alternating; closed loop, 50 connections)`,
     '',
     '| server | req/s | CPU µs / request | × nginx |',
     '|---|---:|---:|---:|',

@@ -3,6 +3,7 @@
 
 import { cpus, loadavg, release } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { floorTable, type FloorResult } from './floor.js';
 import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
 import { peerVersion } from './peers.js';
@@ -160,7 +161,7 @@ export function wsTable(s: WsScenarioResult): string {
   return out.join('\n');
 }
 
-/** The README block: setup, then each S1–S6 table present in `results`. */
+/** The README block: setup, then each S1–S6 table and the floor present in `results`. */
 export function readmeTables(results: Record<string, unknown>): string {
   const parts: string[] = [];
   const s = results.setup as Setup | undefined;
@@ -171,5 +172,7 @@ export function readmeTables(results: Record<string, unknown>): string {
   }
   const ws = results.s6 as WsScenarioResult | undefined;
   if (ws?.targets !== undefined) parts.push(wsTable(ws));
+  const floor = results.floor as FloorResult | undefined;
+  if (floor?.rows !== undefined) parts.push(floorTable(floor));
   return parts.join('\n\n');
 }
