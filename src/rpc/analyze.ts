@@ -62,7 +62,9 @@ function isValidCall(body: Buffer, c: number): boolean {
 function isV2(body: Buffer, s: number, e: number): boolean {
   if (s < 0 || body[s] !== QUOTE) return false;
   if (e - s === 5 && body[s + 1] === 0x32 && body[s + 2] === 0x2e && body[s + 3] === 0x30) return true;
-  return body.indexOf(BACKSLASH, s) < e && JSON.parse(body.toString('utf8', s, e)) === '2.0';
+  // Only an escaped spelling ("2\u002e0") can still be "2.0"; indexOf is -1 when no backslash follows at all.
+  const bs = body.indexOf(BACKSLASH, s);
+  return bs >= 0 && bs < e && JSON.parse(body.toString('utf8', s, e)) === '2.0';
 }
 
 /** The id member is present and a string, number or null. */

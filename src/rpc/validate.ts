@@ -34,7 +34,10 @@ export class RequestLayout {
   stack = new Uint8Array(256);
   /** Set by scanString: whether the string held a backslash escape. */
   sawEscape = false;
-  /** Set by readName: the member slot of the name just read, -1 for others. */
+  /**
+   * Member slot of the call's member whose value is being read (set by readName for a call's
+   * own member names, cleared when that value ends); -1 otherwise.
+   */
   slot = -1;
 
   reserve(n: number): void {
@@ -164,7 +167,8 @@ function escapedMemberSlot(buf: Buffer, s: number, e: number): number {
 
 /**
  * Reads a member name and its colon, whitespace first; returns the index after the colon or
- * -1. For a call's own members (`ofCall`) sets out.slot to the member slot, else to -1.
+ * -1. For a call's own members (`ofCall`) sets out.slot to the member slot (-1 for names
+ * that are not recorded); a nested object's names leave the call's pending slot alone.
  */
 function readName(buf: Buffer, i: number, end: number, out: RequestLayout, ofCall: boolean): number {
   while (i < end && isWs(buf[i]!)) i++;
@@ -172,7 +176,7 @@ function readName(buf: Buffer, i: number, end: number, out: RequestLayout, ofCal
   const ks = i;
   i = scanString(buf, i, end, out);
   if (i < 0) return -1;
-  out.slot = !ofCall ? -1 : out.sawEscape ? escapedMemberSlot(buf, ks, i) : memberSlot(buf, ks, i);
+  if (ofCall) out.slot = out.sawEscape ? escapedMemberSlot(buf, ks, i) : memberSlot(buf, ks, i);
   while (i < end && isWs(buf[i]!)) i++;
   return buf[i] === COLON ? i + 1 : -1;
 }
@@ -194,7 +198,7 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
   const callDepth = out.batch ? 1 : 0;
   let depth = 0;
   let call = -1; // recorded call whose members are being read, else -1
-  let slot = -1; // member slot of the value being read at callDepth + 1
+  out.slot = -1;
   let valueStart = 0;
   for (;;) {
     // A value starts at i.
@@ -234,10 +238,8 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
     if (open) {
       if (c === LBRACE) {
         // First member name of an object.
-        const ofCall = depth === callDepth + 1 && call >= 0;
-        i = readName(buf, i, end, out, ofCall);
+        i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
         if (i < 0) return false;
-        if (ofCall) slot = out.slot; // a nested object's names leave the call's pending member alone
       }
       continue;
     }
@@ -245,11 +247,12 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
     for (;;) {
       if (depth === callDepth) {
         if (call >= 0) out.spans[2 * call + 1] = i;
-      } else if (depth === callDepth + 1 && slot >= 0) {
+      } else if (depth === callDepth + 1 && out.slot >= 0) {
+        const slot = out.slot;
         out.members[8 * call + 2 * slot] = valueStart;
         out.members[8 * call + 2 * slot + 1] = i;
         if (slot === M_METHOD && out.sawEscape && buf[valueStart] === QUOTE) out.escaped[call] = 1;
-        slot = -1;
+        out.slot = -1;
       }
       if (depth === 0) return i === end;
       while (i < end && isWs(buf[i]!)) i++;
@@ -258,10 +261,8 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
       if (d === COMMA) {
         i++;
         if (top === LBRACE) {
-          const ofCall = depth === callDepth + 1 && call >= 0;
-          i = readName(buf, i, end, out, ofCall);
+          i = readName(buf, i, end, out, depth === callDepth + 1 && call >= 0);
           if (i < 0) return false;
-          if (ofCall) slot = out.slot; // a nested object's names leave the call's pending member alone
         }
         break;
       }

@@ -117,6 +117,13 @@ function pool(t: Test, url: string, opts: Partial<Http1Options> = {}, latency = 
   return p;
 }
 
+/** Sends n requests `{"n":i}` in one turn; resolves with their outcomes in order. */
+function sendAll(p: Http1Pool, n: number): Promise<Outcome[]> {
+  const sinks = Array.from({ length: n }, (_, i) => new Sink(`{"n":${i}}`));
+  for (const a of sinks) p.send(a);
+  return Promise.all(sinks.map((a) => a.settled));
+}
+
 async function server(t: Test, reply: Reply): Promise<Scripted> {
   const s = await scripted(reply);
   t.teardown(() => s.close());
@@ -243,18 +250,12 @@ t.test('"connection: close" after an answer: requests behind it are sent again, 
 t.test('pipelining limits: depth, slow nodes, exclusive requests, stalled heads', async (t) => {
   await t.test('at most `pipelining` per connection', async (t) => {
     const s = await server(t, echo);
-    const p = pool(t, s.url, { pipelining: 2 });
-    const sinks = Array.from({ length: 6 }, (_, i) => new Sink(`{"n":${i}}`));
-    for (const a of sinks) p.send(a);
-    await Promise.all(sinks.map((a) => a.settled));
+    await sendAll(pool(t, s.url, { pipelining: 2 }), 6);
     t.equal(s.connections, 3);
   });
   await t.test('a node slower than stallMs gets a connection per request', async (t) => {
     const s = await server(t, echo);
-    const p = pool(t, s.url, {}, { ewmaMs: 80 });
-    const sinks = Array.from({ length: 4 }, (_, i) => new Sink(`{"n":${i}}`));
-    for (const a of sinks) p.send(a);
-    await Promise.all(sinks.map((a) => a.settled));
+    await sendAll(pool(t, s.url, {}, { ewmaMs: 80 }), 4);
     t.equal(s.connections, 4);
   });
   await t.test('an exclusive request is alone on its connection, and nothing queues behind it', async (t) => {
@@ -283,13 +284,10 @@ t.test('pipelining limits: depth, slow nodes, exclusive requests, stalled heads'
   });
   await t.test('past `connections`, requests wait for room', async (t) => {
     const s = await server(t, echo);
-    const p = pool(t, s.url, { connections: 1, pipelining: 1 });
-    const sinks = Array.from({ length: 5 }, (_, i) => new Sink(`{"n":${i}}`));
-    for (const a of sinks) p.send(a);
-    const out = await Promise.all(sinks.map((a) => a.settled));
+    const out = await sendAll(pool(t, s.url, { connections: 1, pipelining: 1 }), 5);
     t.same(
       out.map((o) => o.body),
-      sinks.map((_, i) => `{"echo":{"n":${i}}}`),
+      out.map((_, i) => `{"echo":{"n":${i}}}`),
     );
     t.equal(s.connections, 1);
   });
