@@ -1,7 +1,7 @@
 // Memory of the hot-key buckets under random keys: one million distinct 40-byte keys through
 // the table that guards key affinity (default capacity), heap before and after.
 
-import { BucketTable } from '../src/routing/buckets.js';
+import { BucketTable } from '../src/routing/bucket-table.js';
 
 export function runHotkeys(keys = 1_000_000, capacity = 100_000): { keys: number; capacity: number; heapMbBefore: number; heapMbAfter: number; tableSize: number; takesPerSec: number } {
   global.gc?.();

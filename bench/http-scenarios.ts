@@ -10,11 +10,11 @@
 //   S5  getMultipleAccounts answered with ~100 KB
 
 import { createHash } from 'node:crypto';
-import type { HttpLoadResult, LatencyMs } from '../src/bench/http-load.js';
-import { latencyMs } from '../src/bench/http-load.js';
+import type { HttpLoadResult, LatencyMs } from '../src/tools/loadgen/http-load.js';
+import { latencyMs } from '../src/tools/loadgen/http-load.js';
 import { LatencyHistogram } from '../src/metrics/histogram.js';
-import { encodeBase58 } from '../src/sim/base58.js';
-import { accountOf } from '../src/sim/chain.js';
+import { encodeBase58 } from '../src/tools/sim/base58.js';
+import { accountOf } from '../src/tools/sim/chain.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';
 import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type GatewayProc, type Proc } from './procs.js';

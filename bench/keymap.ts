@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { jumpHash } from '../src/routing/jump.js';
 import { KeyHasher, KeyMap, SLOTS, type KeyNode } from '../src/routing/keymap.js';
-import { rng } from '../test/helpers/rng.js';
+import { rng } from '../src/tools/rng.js';
 
 const KEYS = 1_000_000;
 const SEED = 42;

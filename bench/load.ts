@@ -8,10 +8,10 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { HttpLoadResult } from '../src/bench/http-load.js';
+import type { HttpLoadResult } from '../src/tools/loadgen/http-load.js';
 
 const run = promisify(execFile);
-const GENERATOR = new URL('../src/bench/main.js', import.meta.url).pathname;
+const GENERATOR = new URL('../src/tools/loadgen/main.js', import.meta.url).pathname;
 
 /** Runs `jumpgate bench ARGS --json --quiet` and returns its result. */
 export function generate(args: string[]): Promise<HttpLoadResult> {

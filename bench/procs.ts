@@ -7,7 +7,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const CLI = new URL('../src/cli.js', import.meta.url).pathname;
+const CLI = new URL('../src/cli/main.js', import.meta.url).pathname;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -11,9 +11,9 @@
 // over child processes so parsing thousands of frames does not queue behind one event loop.
 
 import { readFileSync } from 'node:fs';
-import type { LatencyMs } from '../src/bench/http-load.js';
-import { parseBenchArgs } from '../src/bench/options.js';
-import { runWsLoad, type WsLoadResult } from '../src/bench/ws-load.js';
+import type { LatencyMs } from '../src/tools/loadgen/http-load.js';
+import { parseBenchArgs } from '../src/tools/loadgen/options.js';
+import { runWsLoad, type WsLoadResult } from '../src/tools/loadgen/ws-load.js';
 import { TOKEN } from './http-scenarios.js';
 import { peerMissing, startPeer, type PeerName } from './peers.js';
 import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';

@@ -5,7 +5,7 @@
 // closes what it opened.
 
 import type { Config } from '../config/schema.js';
-import type { TokenTable } from '../gateway/tokens.js';
+import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import { openStore } from '../store/open.js';
 import type { FullStore } from '../store/types.js';

@@ -6,7 +6,7 @@
 // afterwards only store entries are touched (a config reload manages the static ones).
 
 import type { Config } from '../config/schema.js';
-import { hashToken, staticTokenRecord, type TokenRecord, type TokenTable } from '../gateway/tokens.js';
+import { hashToken, staticTokenRecord, type TokenRecord, type TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import type { Store, TokenForGateway } from '../store/types.js';
 

@@ -6,9 +6,9 @@
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import type { RuntimeRef } from '../gateway/http.js';
+import type { RuntimeRef } from '../gateway/http-listener.js';
 import { buildRuntime, type Runtime } from '../gateway/runtime.js';
-import { hashToken, staticTokenRecord, type TokenTable } from '../gateway/tokens.js';
+import { hashToken, staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
 import type { NodePool } from '../upstream/pool.js';
 
 export class ReloadError extends Error {

@@ -1,6 +1,6 @@
 // JSON shapes of the admin API, and the checks of what it accepts.
 
-import { bestSlot, slotLag } from '../metrics/nodes.js';
+import { bestSlot, slotLag } from '../routing/node-view.js';
 import type { UpstreamNode } from '../upstream/node.js';
 
 export interface NodeView {

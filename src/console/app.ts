@@ -11,7 +11,7 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Logger } from 'pino';
-import type { ConsoleOptions } from './server.js';
+import type { ConsoleOptions } from './listener.js';
 import { StoreError } from '../store/types.js';
 import { chartDir, publicDir } from './assets.js';
 import type { ConsoleContext } from './context.js';

@@ -9,7 +9,7 @@ import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
-import type { TokenRecord } from './tokens.js';
+import type { TokenRecord } from './token-table.js';
 
 const EMPTY = '';
 const OK = '200 OK';

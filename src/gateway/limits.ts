@@ -3,7 +3,7 @@
 // a refusal leaves its scope and wait in `scope` / `retryAfterMs`.
 
 import type { Config } from '../config/schema.js';
-import { BucketTable } from '../routing/buckets.js';
+import { BucketTable } from '../routing/bucket-table.js';
 
 export const SCOPE_KEY = 'affinity-key';
 export const SCOPE_IP = 'ip';

@@ -11,7 +11,7 @@ import { headerKeys, headerNames, type HeaderKeys, type HeaderNames } from './he
 import { RateLimiter } from './limits.js';
 import { ResponseHeads } from './response-heads.js';
 import { UsageMeter } from '../usage/meter.js';
-import type { TokenTable } from './tokens.js';
+import type { TokenTable } from './token-table.js';
 
 /** Affinity key or IP → hash slot (see src/routing/keymap.ts). */
 export interface SlotHasher {

@@ -9,8 +9,8 @@
 
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 import type { UpstreamNode } from '../upstream/node.js';
-import { Buckets } from './buckets.js';
-import { bestSlot, NODE_STATES, slotLag } from './nodes.js';
+import { Buckets } from './latency-buckets.js';
+import { bestSlot, NODE_STATES, slotLag } from '../routing/node-view.js';
 import type { RequestRecorder } from './recorder.js';
 
 export const METHOD_NONE = '(none)';

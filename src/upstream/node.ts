@@ -1,7 +1,7 @@
 // One upstream node: its keep-alive pool and the live state routing reads. Every field is
 // set in the constructor so the object keeps one shape.
 
-import { NodeLatency } from '../metrics/buckets.js';
+import { NodeLatency } from '../metrics/latency-buckets.js';
 import { Http1Pool } from './http1.js';
 import { ProbeClient } from './probe-client.js';
 import type { UpstreamClient } from './transport.js';

@@ -1,8 +1,8 @@
-// Runs the built CLI (dist/src/cli.js) as a child process and collects its output.
+// Runs the built CLI (dist/src/cli/main.js) as a child process and collects its output.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 
-export const CLI = new URL('../../src/cli.js', import.meta.url).pathname;
+export const CLI = new URL('../../src/cli/main.js', import.meta.url).pathname;
 
 export interface CliProc {
   child: ChildProcess;

@@ -3,8 +3,8 @@
 import { resolveConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { startGateway, type Gateway } from '../../src/server.js';
-import { startSim, type SimNode, type SimOptions } from '../../src/sim/node.js';
+import { startGateway, type Gateway } from '../../src/lifecycle.js';
+import { startSim, type SimNode, type SimOptions } from '../../src/tools/sim/node.js';
 
 export const TOKEN = 'test-token-0123456789abcdef';
 export const TOKEN2 = 'test-token-second-0123456789';

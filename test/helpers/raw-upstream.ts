@@ -4,7 +4,7 @@
 
 import { spawn } from 'node:child_process';
 import { createServer, Socket, type Server } from 'node:net';
-import { trueSlot } from '../../src/sim/chain.js';
+import { trueSlot } from '../../src/tools/sim/chain.js';
 
 export type RawBehaviour =
   /** Nothing listens on the port: connections are refused. */

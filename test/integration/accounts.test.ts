@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ensureDemoAccount } from '../../src/accounts/demo.js';
+import { ensureDemoAccount } from '../../src/tools/demo/account.js';
 import { startAccounts } from '../../src/accounts/runtime.js';
 import { resolveConfig } from '../../src/config/load.js';
 import { hashPassword, verifyPassword } from '../../src/accounts/password.js';

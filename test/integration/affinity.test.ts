@@ -3,7 +3,7 @@
 
 import { request } from 'node:http';
 import t from 'tap';
-import { startSim } from '../../src/sim/node.js';
+import { startSim } from '../../src/tools/sim/node.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { startSim } from '../../src/sim/node.js';
+import { startSim } from '../../src/tools/sim/node.js';
 import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 import { openWs } from '../helpers/ws-client.js';

@@ -6,7 +6,7 @@
 import { request } from 'node:http';
 import t from 'tap';
 import { hashPassword } from '../../src/accounts/password.js';
-import { startConsole, type ConsoleOptions, type ConsoleServer } from '../../src/console/server.js';
+import { startConsole, type ConsoleOptions, type ConsoleServer } from '../../src/console/listener.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store, UsageRow } from '../../src/store/types.js';

@@ -2,7 +2,7 @@
 // WebSocket shapes are exactly Solana's (the same checks run against the gateway elsewhere).
 
 import t from 'tap';
-import { startSim, type SimNode } from '../../src/sim/node.js';
+import { startSim, type SimNode } from '../../src/tools/sim/node.js';
 import { checkKitRootAndAccount, checkKitSlotNotifications, checkWeb3OnSlotChange, checkWeb3RootAndAccount } from '../helpers/solana-clients.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];

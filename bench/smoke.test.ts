@@ -1,0 +1,88 @@
+// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick` (a second or so per
+// target) writing to a temporary results file. No assertion on speed: only that every
+// scenario produced its rows, skipped peers say why in the printed tables, and the JSON was
+// written.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+const RUNNER = new URL('./run.js', import.meta.url).pathname;
+
+interface Row {
+  target: string;
+  skipped: string | null;
+  latencyMs?: { count: number } | null;
+  delayMs?: { count: number; p99: number } | null;
+  subscribed?: number;
+  throughput?: number;
+  p99OverDirectMs?: number | null;
+  p99OverOneNodeMs?: number | null;
+}
+
+t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'results.json');
+  const child = spawn(process.execPath, [RUNNER, 's1', 's2', 's3', 's4', 's5', 's6', 'floor', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // The tables (skipped peers included, with the reason) show in the test output.
+  t.comment(out);
+  if (code !== 0) t.comment(err.slice(-4000));
+  t.equal(code, 0, 'runner exited 0');
+
+  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { targets?: Row[]; error?: string }>;
+  t.ok(results.setup, 'setup recorded');
+  for (const id of ['s1', 's2', 's3', 's4', 's5']) {
+    const s = results[id];
+    t.notOk(s?.error, `${id} did not fail`);
+    const rows = s?.targets ?? [];
+    const names = rows.map((r) => r.target);
+    t.ok(names.includes('direct to nodes') && names.includes('jumpgate'), `${id}: direct and jumpgate rows (${names.join(', ')})`);
+    t.ok(names.includes('nginx') && names.includes('haproxy'), `${id}: a row for each peer, run or skipped`);
+    for (const r of rows) {
+      if (r.skipped !== null) {
+        t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `${id}: skipped ${r.target} is noted in the printed table (${r.skipped})`);
+        continue;
+      }
+      t.ok(r.latencyMs !== null && r.latencyMs!.count > 0 && r.throughput! > 0, `${id} ${r.target}: measured`);
+    }
+  }
+  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null), 's4 has the node-mode row');
+  // The runner checks the gateway's reload log names routing.upstreamBatch, or fails s4.
+  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 100' && r.skipped === null && r.throughput! > 0), 's4 has the unsplit row');
+  const floor = results.floor as unknown as { rows?: { target: string; skipped: string | null; cpuUsPerRequest: number | null }[]; error?: string };
+  t.notOk(floor?.error, 'floor did not fail');
+  const floorRows = floor?.rows ?? [];
+  t.same(
+    floorRows.map((r) => r.target),
+    ['uWS.js, bare handler', 'uWS.js, with jumpgate’s request reads', 'nginx, return 200'],
+    'floor: both uWS.js servers and nginx (run or skipped)',
+  );
+  for (const r of floorRows) {
+    if (r.skipped !== null) t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `floor: skipped ${r.target} is noted`);
+    else t.ok(r.cpuUsPerRequest !== null && r.cpuUsPerRequest > 0, `floor ${r.target}: CPU per request measured`);
+  }
+  t.match(out, /Floor: a fixed answer, no work/, 'floor table printed');
+  const ws = results.s6?.targets ?? [];
+  t.notOk(results.s6?.error, 's6 did not fail');
+  const gw = ws.find((r) => r.target === 'jumpgate');
+  t.ok(gw !== undefined && gw.subscribed! > 0 && gw.delayMs!.count > 0, 's6: jumpgate clients subscribed and notifications measured');
+  const direct = ws[0];
+  t.ok(direct?.target === 'direct to nodes' && direct.subscribed! > 0 && direct.delayMs!.count > 0, 's6: the direct row first, measured');
+  t.equal(gw?.p99OverDirectMs, gw!.delayMs!.p99 - direct!.delayMs!.p99, 's6: jumpgate p99 over direct');
+  const one = ws[1];
+  t.ok(one?.target === 'direct to one node' && one.subscribed === direct!.subscribed && one.delayMs!.count > 0, 's6: the one-node direct row second, every client on one node');
+  t.equal(gw?.p99OverOneNodeMs, gw!.delayMs!.p99 - one!.delayMs!.p99, 's6: jumpgate p99 over one node');
+  t.match(out, /\| direct to one node \(the limit\) \|/, 's6: the one-node row printed');
+  t.ok(ws.some((r) => r.target === 'nginx'), 's6: an nginx row, run or skipped');
+  t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
+  t.match(out, /\*\*S6: /, 'S6 table printed');
+  t.match(out, /results written to /);
+});

@@ -1,0 +1,232 @@
+// Assembles the data plane from a resolved config: token table, node pool with health loop,
+// worker pool, and the uWS RPC listener. Used by `jumpgate start`, the demo and the tests.
+
+import * as uWS from 'uWebSockets.js';
+import { AdminAuth } from './admin/auth.js';
+import { Reloader, type ReloadSummary } from './admin/reload.js';
+import { startAdminServer, type AdminServer } from './admin/listener.js';
+import type { Config } from './config/schema.js';
+import { attachRpcRoutes, type RuntimeRef } from './gateway/http-listener.js';
+import { Offload } from './gateway/offload.js';
+import { buildRuntime, type Runtime } from './gateway/runtime.js';
+import { staticTokenRecord, TokenTable } from './gateway/token-table.js';
+import { createLogger, type Logger } from './log.js';
+import { GatewayMetrics } from './metrics/prometheus.js';
+import { onInternalError } from './upstream/call.js';
+import { onPipeliningDropped } from './upstream/http1.js';
+import { loadUndiciClient } from './upstream/node.js';
+import { NodePool } from './upstream/pool.js';
+import { startTokenSync } from './accounts/token-sync.js';
+import { startConsole, type ConsoleServer } from './console/listener.js';
+import { openStore } from './store/open.js';
+import type { FullStore } from './store/types.js';
+import { startUsageFlush, type UsageFlush } from './usage/flush.js';
+import { SubscriptionHub } from './upstream/ws/hub.js';
+import { attachWebSocket, type WsStats } from './gateway/ws-listener.js';
+
+export interface Gateway {
+  readonly port: number;
+  /** The extra WebSocket port (rpc.wsPort), 0 when none. */
+  readonly wsPort: number;
+  readonly hub: SubscriptionHub;
+  readonly wsStats: WsStats;
+  readonly store: FullStore | null;
+  readonly console: ConsoleServer | null;
+  readonly usageFlush: UsageFlush | null;
+  readonly url: string;
+  readonly pool: NodePool;
+  readonly tokens: TokenTable;
+  readonly ref: RuntimeRef;
+  readonly log: Logger;
+  readonly metrics: GatewayMetrics;
+  /** The admin listener; null when `admin.port` is 0. */
+  readonly admin: AdminServer | null;
+  /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
+  reload(): Promise<ReloadSummary>;
+  /** Graceful stop: refuse new connections, finish in-flight requests (up to `graceMs`), close. */
+  drain(graceMs?: number): Promise<void>;
+  /** Immediate stop (tests). */
+  close(): Promise<void>;
+}
+
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (not exported by this build at runtime). */
+const EXCLUSIVE_PORT = 1;
+
+export function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    // Exclusive: without it uWS shares the port (SO_REUSEPORT) with another process and the
+    // two silently split the connections instead of the second start failing.
+    (app.listen as unknown as (h: string, p: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(host, port, EXCLUSIVE_PORT, (sock) => {
+      if (sock === false) reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+      else resolve(sock);
+    });
+  });
+}
+
+export function staticTokens(config: Config, table: TokenTable): void {
+  for (const t of config.tokens) {
+    table.addPlain(t.token, staticTokenRecord(t.token, t.stack, t.active));
+  }
+}
+
+export interface GatewayOptions {
+  log?: Logger;
+  /** The account store; default: opened from `store.url`. null = no store (static tokens only, no console). */
+  store?: FullStore | null;
+  /** Start the console on an ephemeral port even though `console.port` is 0 (tests). */
+  consoleEphemeral?: boolean;
+  /** The file `config` came from; reload re-reads it. Without it, reload answers 409. */
+  configPath?: string;
+  /** Applied to every config loaded by a reload, like at start (command-line overrides). */
+  prepareConfig?: (config: Config) => void;
+  /** Start the admin listener on an ephemeral port even though `admin.port` is 0 (tests). */
+  adminEphemeral?: boolean;
+  /** A failure to open the admin listener is logged instead of failing the start (demo). */
+  adminOptional?: boolean;
+}
+
+export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
+  const log = opts.log ?? createLogger(config.log.level);
+  onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
+  onPipeliningDropped((node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes'));
+  const tokens = new TokenTable();
+  staticTokens(config, tokens);
+  if (config.upstream.client === 'undici') await loadUndiciClient();
+  const pool = new NodePool(config, log);
+  await pool.start();
+  let store: FullStore | null;
+  try {
+    store = opts.store !== undefined ? opts.store : await openStore(config.store.url);
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  // Tokens from the store join the config's static ones before the first request is served.
+  const tokenSync = store === null ? null : startTokenSync(store, tokens, config.tokens, { log });
+  await tokenSync?.syncNow();
+  const offload = new Offload(config.workers);
+  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
+  const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
+  const ref: RuntimeRef = { rt };
+  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log);
+  pool.unusableListeners.push((node) => hub.nodeUnusable(node));
+  const wsStats: WsStats = { connections: 0, byToken: new Map() };
+  const app = uWS.App();
+  attachWebSocket(app, ref, hub, config.ws, wsStats);
+  attachRpcRoutes(app, ref);
+  const sockets: uWS.us_listen_socket[] = [];
+  try {
+    sockets.push(await listen(app, config.rpc.host, config.rpc.port));
+    // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
+    if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
+  } catch (err) {
+    app.close();
+    hub.close();
+    tokenSync?.stop();
+    await Promise.all([pool.close(), offload.close(), store?.close()]);
+    throw err;
+  }
+  const usageFlush = store === null ? null : startUsageFlush(ref.rt.usage, store, { log, retentionDays: config.store.retentionDays });
+  const port = uWS.us_socket_local_port(sockets[0]!);
+  const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
+  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+
+  const auth = new AdminAuth(config.admin.token);
+  const reloader = new Reloader(
+    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t) },
+    config,
+  );
+  const reload = (): Promise<ReloadSummary> => reloader.reload();
+  let admin: AdminServer | null = null;
+  if (config.admin.port !== 0 || opts.adminEphemeral === true) {
+    try {
+      const ws = (): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> } => ({
+        connections: wsStats.connections,
+        sharedSubscriptions: hub.sharedCount,
+        upstreamSubscriptions: hub.upstreamSubscriptions(),
+      });
+      admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws, log });
+    } catch (err) {
+      if (opts.adminOptional === true) log.warn({ err: (err as Error).message }, 'admin API not started');
+      else {
+        app.close();
+        hub.close();
+        tokenSync?.stop();
+        await usageFlush?.stop();
+        await Promise.all([pool.close(), offload.close(), store?.close()]);
+        throw err;
+      }
+    }
+  }
+  if (admin !== null) {
+    log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
+  }
+
+  let consoleServer: ConsoleServer | null = null;
+  if (store !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
+    const httpBase = `http://${config.rpc.host}:${port}`;
+    const wsBase = `ws://${config.rpc.host}:${wsPort || port}`;
+    consoleServer = await startConsole({
+      store,
+      host: config.console.host,
+      port: config.console.port,
+      registration: config.console.registration,
+      endpoints: { http: httpBase, ws: wsBase },
+      onTokensChanged: () => void tokenSync?.syncNow(),
+      log,
+    });
+    log.info({ url: consoleServer.url }, 'console listening');
+  }
+
+  let closed = false;
+  const shutdown = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    hub.close();
+    app.close();
+    // Usage counted so far is written before the store closes: nothing is lost on SIGTERM.
+    await usageFlush?.stop();
+    tokenSync?.stop();
+    await consoleServer?.close();
+    await store?.close();
+    await Promise.all([pool.close(), offload.close(), admin?.close()]);
+  };
+
+  return {
+    port,
+    wsPort,
+    url: `http://${config.rpc.host}:${port}`,
+    hub,
+    wsStats,
+    store,
+    get console() {
+      return consoleServer;
+    },
+    usageFlush,
+    pool,
+    tokens,
+    ref,
+    log,
+    metrics,
+    admin,
+    reload,
+    async drain(graceMs = config.limits.upstreamTimeoutMs) {
+      const rt = ref.rt;
+      rt.draining = true;
+      for (const sock of sockets) uWS.us_listen_socket_close(sock);
+      if (rt.inflight > 0) {
+        log.info({ inflight: rt.inflight }, 'draining in-flight requests');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, graceMs);
+          rt.onIdle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      await shutdown();
+      log.info('stopped');
+    },
+    close: shutdown,
+  };
+}

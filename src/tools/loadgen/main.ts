@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// `node dist/src/tools/loadgen/main.js …`: the load generator on its own (what `jumpgate bench`
+// runs), for scripts and the scenario runner, which start it as a child process.
+
+import { runBenchCli } from '../../cli/bench.js';
+
+process.exitCode = await runBenchCli(process.argv.slice(2));
