@@ -41,7 +41,7 @@ export const RpcErrors = {
 const JSONRPC_HEAD = '{"jsonrpc":"2.0","error":{"code":';
 
 /**
- * Error body per SPEC §3.5. `id` is raw JSON text (byte-for-byte from the request) or null.
+ * Error body per README "Errors". `id` is raw JSON text (byte-for-byte from the request) or null.
  * `data` is plain JSON-serialisable detail; never includes a token.
  */
 export function errorBody(e: GatewayErrorSpec, id: string | null, data?: Record<string, unknown>, message?: string): string {

@@ -27,9 +27,9 @@ export interface AccountsOptions {
   log: Logger;
   /** Use this store instead of opening `config.store.url`; the caller keeps it (not closed by stop()). */
   store?: FullStore;
-  /** Default 500 ms (SPEC §5: changes reach the gateway within 1 s). */
+  /** Default 500 ms (README "Accounts, tokens and the console": changes reach the gateway within 1 s). */
   syncIntervalMs?: number;
-  /** Default 5000 ms (SPEC §5: usage visible within 10 s). */
+  /** Default 5000 ms (README "Accounts, tokens and the console": usage visible within 10 s). */
   flushIntervalMs?: number;
 }
 

@@ -1,4 +1,4 @@
-// THE only place config defaults live (STYLE.md §4). The loader deep-merges these under the
+// THE only place config defaults live. The loader deep-merges these under the
 // operator's values (arrays replace, never merge); the JSON Schema for editors reads its
 // `default`s from here too. README's config table documents the same values.
 

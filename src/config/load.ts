@@ -1,4 +1,4 @@
-// Config loading (STYLE.md §4): load YAML → expand env → reject unknown keys → defaults from
+// Config loading: load YAML → expand env → reject unknown keys → defaults from
 // defaults.ts → validate. Every failure is a ConfigError whose lines each name the field's
 // path and what was expected.
 

@@ -1,4 +1,4 @@
-// The config file's shape (SPEC §6.1 names are the contract). Every object is strict, every
+// The config file's shape (README "Configuration" names are the contract). Every object is strict, every
 // field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
 // fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
 // the field path and what was found.

@@ -156,7 +156,7 @@ export class Exchange implements CallOwner {
   }
 
   /**
-   * Sets the affinity slot (SPEC §3.4) and applies rate limits; answers 429 and returns false
+   * Sets the affinity slot (README "Affinity and rate limits") and applies rate limits; answers 429 and returns false
    * when a limit is hit. Hot-key buckets apply to explicit key affinity only: automatic IP
    * affinity is the gateway's own choice and must not throttle a default-mode client.
    */

@@ -1,4 +1,4 @@
-// Request header rules of SPEC §3.2: names carry the operator's brand, affinity values are
+// Request header rules of README "Public interface": names carry the operator's brand, affinity values are
 // case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes.
 
 import { isUtf8 } from 'node:buffer';

@@ -1,4 +1,4 @@
-// The RPC listener (SPEC §3.1–3.3): routing, CORS, token and header checks in the
+// The RPC listener (README "Public interface"): routing, CORS, token and header checks in the
 // synchronous part of the uWS handler, then the body streams into an Exchange.
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';

@@ -1,4 +1,4 @@
-// Rate limits (SPEC §3.4, §3.5 code 7429): hot affinity keys and IPs under key affinity,
+// Rate limits (README "Affinity and rate limits", code 7429): hot affinity keys and IPs under key affinity,
 // calls per token, and calls per token per method. A check that passes allocates nothing;
 // a refusal leaves its scope and wait in `scope` / `retryAfterMs`.
 

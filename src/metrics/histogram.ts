@@ -1,4 +1,4 @@
-// Latency histograms (STYLE.md §7): a small wrapper that records integer microseconds and
+// Latency histograms: a small wrapper that records integer microseconds and
 // rotates windows, so the HDR library underneath (hdr-histogram-js) can change without
 // touching callers. Recording allocates nothing: the counts live in a preallocated typed
 // array, values outside the range are clamped, and window rotation only resets a slice.

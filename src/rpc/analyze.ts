@@ -1,4 +1,4 @@
-// Validates a request body (SPEC §3.3) and, for batches, records where each element and its
+// Validates a request body (README "Public interface") and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
 // One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
 // workers/ for large ones.
@@ -45,7 +45,7 @@ function analysis(type: number, method: string, notification: boolean, plan: Bat
 
 const layout = new RequestLayout();
 
-/** Whether call c of the scanned body is a valid JSON-RPC 2.0 call (SPEC §3.3). */
+/** Whether call c of the scanned body is a valid JSON-RPC 2.0 call (README "Public interface"). */
 function isValidCall(body: Buffer, c: number): boolean {
   if (body[layout.spans[2 * c]!] !== LBRACE) return false;
   const m = layout.members;

@@ -31,7 +31,7 @@ export const DAY_MS = 86_400_000;
 export const MAX_NAME_LENGTH = 64;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
-/** Bucket size and count of each analytics window (SPEC §5: minute for 1 h, hour for 24 h, 6 h for 7 d). */
+/** Bucket size and count of each analytics window (README "Accounts, tokens and the console": minute for 1 h, hour for 24 h, 6 h for 7 d). */
 const WINDOWS: Record<AnalyticsWindow, { bucket: number; count: number }> = {
   '1h': { bucket: MINUTE_MS, count: 60 },
   '24h': { bucket: HOUR_MS, count: 24 },

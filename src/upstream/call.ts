@@ -1,5 +1,5 @@
 // One logical upstream call (a single request or one sub-batch) and its attempts. Retries
-// follow SPEC §4: a connection that never carried the request is retried for every method;
+// follow README "Retries and node health": a connection that never carried the request is retried for every method;
 // timeouts, 5xx, 429, resets and unusable bodies only for methods that are safe to repeat.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';

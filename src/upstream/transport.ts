@@ -2,7 +2,7 @@
 // clients implement it: the pipelined HTTP/1.1 client (http1.ts, the default) and undici
 // (undici-client.ts, `upstream.client: undici`).
 
-/** Failure kinds, as the retry rules (SPEC §4) need them. */
+/** Failure kinds, as the retry rules (README "Retries and node health") need them. */
 export const F_NONE = 0;
 /** The request never reached the node (connect refused/failed, or it was never written). */
 export const F_CONNECT = 1;

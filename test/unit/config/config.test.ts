@@ -1,5 +1,5 @@
 // Config loading (src/config): one test per option error, env substitution, YAML errors,
-// defaults, the SPEC §6.1 example, and the generated JSON Schema's drift.
+// defaults, a full example config, and the generated JSON Schema's drift.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -301,7 +301,7 @@ t.test('invalid YAML: line/column stay exact after ${…} references', async (t)
   t.match(fails('admin: { token: ${A_LONG_NAME}, host: [ }\n'), /^config: invalid YAML at line 1, column (4[0-9]):/);
 });
 
-t.test("SPEC §6.1's example file parses", async (t) => {
+t.test("a full example config with every section parses", async (t) => {
   const spec = `chain: solana                      # solana | evm (health probes)
 rpc: { host: 127.0.0.1, port: 8899, wsPort: 8900 }   # wsPort 0: no extra WS port
 console: { host: 127.0.0.1, port: 8080, registration: open }   # port 0: console off

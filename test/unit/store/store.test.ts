@@ -1,4 +1,4 @@
-// The SQL store (SPEC §5) on SQLite, in memory and in a file: accounts and sessions, stacks and
+// The SQL store (README "Accounts, tokens and the console") on SQLite, in memory and in a file: accounts and sessions, stacks and
 // per-account isolation, the token lifecycle and hashing, the token version, usage merging,
 // overview and analytics math, compaction and retention. Also the usage meter's latency
 // cells, the usage flush's retry and shutdown, and the password hashing.
