@@ -4,7 +4,7 @@
 
 import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
-import { Http1Pool, type Http1Options } from '../../../src/upstream/http1.js';
+import { Http1Pool, type Http1Options } from '../../../src/upstream/http1/pool.js';
 import { F_CONNECT, F_NONE, F_OTHER, type AttemptSink } from '../../../src/upstream/transport.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
