@@ -58,7 +58,7 @@ export class Connection implements AnswerSink, Flushable {
   idleSweeps = 0;
   /** Exclusive requests on it: while there is one, nothing is queued behind. */
   exclusive = 0;
-  readonly parser = new ResponseParser();
+  private readonly parser = new ResponseParser();
   private readonly connectTimer: NodeJS.Timeout;
 
   constructor(readonly owner: ConnectionOwner) {
