@@ -13,7 +13,6 @@ import { staticTokenRecord, TokenTable } from './gateway/token-table.js';
 import { createLogger, type Logger } from './log.js';
 import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
-import { onPipeliningDropped } from './upstream/http1.js';
 import { loadUndiciClient } from './upstream/node.js';
 import { NodePool } from './upstream/pool.js';
 import { startTokenSync } from './accounts/token-sync.js';
@@ -88,7 +87,6 @@ export interface GatewayOptions {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config.log.level);
   onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
-  onPipeliningDropped((node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes'));
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   if (config.upstream.client === 'undici') await loadUndiciClient();

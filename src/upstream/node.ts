@@ -2,7 +2,7 @@
 // set in the constructor so the object keeps one shape.
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
-import { Http1Pool } from './http1.js';
+import { Http1Pool, type PipeliningDropped } from './http1/pool.js';
 import { ProbeClient } from './probe-client.js';
 import type { UpstreamClient } from './transport.js';
 import type { UndiciClient } from './undici-client.js';
@@ -29,6 +29,8 @@ export interface ClientOptions {
   pipelining: number;
   pipelineStallMs: number;
   connectTimeoutMs: number;
+  /** Told when a node drops a connection carrying pipelined requests (the node pool logs it). */
+  onPipeliningDropped?: PipeliningDropped;
 }
 
 const EWMA_ALPHA = 0.2;
@@ -90,7 +92,7 @@ export class UpstreamNode {
     this.client =
       co.client === 'undici'
         ? newUndiciClient(spec.url, co.connections, co.connectTimeoutMs)
-        : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this);
+        : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this, co.onPipeliningDropped);
     this.probes = new ProbeClient(this.origin);
     this.weight = spec.weight;
     this.drained = spec.weight === 0;

@@ -33,7 +33,7 @@ export class NodePool implements Router {
 
   constructor(config: Config, private readonly log: Logger) {
     this.maxAttempts = config.routing.maxAttempts;
-    this.clientOpts = { ...config.upstream, connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000) };
+    this.clientOpts = { ...config.upstream, connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000), onPipeliningDropped: (node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes') };
     this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };

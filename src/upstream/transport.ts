@@ -1,5 +1,5 @@
 // What an upstream client sees of one attempt, and what the call layer sees of a client. Two
-// clients implement it: the pipelined HTTP/1.1 client (http1.ts, the default) and undici
+// clients implement it: the pipelined HTTP/1.1 client (http1/pool.ts, the default) and undici
 // (undici-client.ts, `upstream.client: undici`).
 
 /** Failure kinds, as the retry rules (README "Retries and node health") need them. */

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { startHarness } from '../helpers/gateway.js';
-import type { Http1Pool } from '../../src/upstream/http1.js';
+import type { Http1Pool } from '../../src/upstream/http1/pool.js';
 
 t.test('a burst through the gateway shares few upstream connections', async (t) => {
   // A generous stall limit: on a loaded machine the probes' latency can pass the 5 ms default,

@@ -4,8 +4,9 @@
 
 import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
-import { Http1Pool, type Http1Options } from '../../../src/upstream/http1.js';
+import { Http1Pool, type Http1Options, type PipeliningDropped } from '../../../src/upstream/http1/pool.js';
 import { F_CONNECT, F_NONE, F_OTHER, type AttemptSink } from '../../../src/upstream/transport.js';
+import { eventually } from '../../helpers/eventually.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 type Reply = (body: string, socket: Socket) => string | null;
@@ -111,8 +112,8 @@ class Sink implements AttemptSink {
 
 const OPTS: Http1Options = { connections: 8, pipelining: 4, stallMs: 50, connectTimeoutMs: 1000, idleMs: 4000 };
 
-function pool(t: Test, url: string, opts: Partial<Http1Options> = {}, latency = { ewmaMs: 1 }): Http1Pool {
-  const p = new Http1Pool(url, { ...OPTS, ...opts }, latency);
+function pool(t: Test, url: string, opts: Partial<Http1Options> = {}, latency = { ewmaMs: 1 }, onPipeliningDropped?: PipeliningDropped): Http1Pool {
+  const p = new Http1Pool(url, { ...OPTS, ...opts }, latency, onPipeliningDropped);
   t.teardown(() => p.destroy());
   return p;
 }
@@ -275,7 +276,7 @@ t.test('pipelining limits: depth, slow nodes, exclusive requests, stalled heads'
     const p = pool(t, s.url, { stallMs: 20 });
     const slow = new Sink('{"slow":1}');
     p.send(slow);
-    await new Promise((r) => setTimeout(r, 40));
+    await eventually('the slow request reached the node and is older than stallMs', () => s.bodies.length === 1 && performance.now() - slow.startedAt > 20);
     const next = new Sink('{"n":1}');
     p.send(next);
     t.equal((await next.settled).kind, F_NONE, 'answered on another connection');
@@ -344,8 +345,7 @@ t.test('failures', async (t) => {
     const a = new Sink('{}');
     p.send(a);
     t.equal((await a.settled).kind, F_NONE);
-    await new Promise((r) => setTimeout(r, 50));
-    t.equal(p.connectionCount, 0, 'the connection is dropped');
+    await eventually('the connection is dropped', () => p.connectionCount === 0);
   });
 });
 
@@ -364,7 +364,8 @@ t.test('a node that drops a connection with pipelined requests gets one per conn
     }, 10);
     return null;
   });
-  const p = pool(t, s.url);
+  const dropped: [string, string][] = [];
+  const p = pool(t, s.url, {}, undefined, (node, reason) => dropped.push([node, reason]));
   const burst = (): Sink[] => {
     const sinks = [1, 2, 3].map((i) => new Sink(`{"n":${i}}`));
     for (const a of sinks) p.send(a);
@@ -388,6 +389,12 @@ t.test('a node that drops a connection with pipelined requests gets one per conn
     'the next burst is answered',
   );
   t.ok(s.connections - before <= 3 && p.noPipeliningUntil > performance.now(), 'pipelining stays off for this node');
+  t.same(
+    dropped.map(([node]) => node),
+    [new URL(s.url).host],
+    'told once for the episode, with the node',
+  );
+  t.type(dropped[0]?.[1], 'string', 'and the reason');
 });
 
 t.test('abandon', async (t) => {
@@ -398,12 +405,12 @@ t.test('abandon', async (t) => {
   t.equal(p.abandon(a), true, 'not yet written (still connecting or unflushed): never sent');
   const b = new Sink('{"n":2}');
   p.send(b);
-  await new Promise((r) => setTimeout(r, 50));
+  // Both would have left in the same write: once the second is there, the first is not coming.
+  await eventually('the second request reached the node', () => s.bodies.length > 0);
   t.same(s.bodies, ['{"n":2}'], 'the abandoned one never reached the node');
   b.done = true; // what the caller does when its deadline passes
   t.equal(p.abandon(b), false, 'written');
-  await new Promise((r) => setTimeout(r, 20));
-  t.equal(p.connectionCount, 0, 'nothing live was left on it: closed');
+  await eventually('nothing live was left on it: closed', () => p.connectionCount === 0);
   t.equal(b.outcome, null, 'and it was not ended by the client');
 });
 
@@ -420,7 +427,7 @@ t.test('close waits for in-flight answers; destroy fails what is left', async (t
   const p2 = pool(t, s.url);
   const stuck = new Sink('{"never":1}');
   p2.send(stuck);
-  await new Promise((r) => setTimeout(r, 30));
+  await eventually('the stuck request reached the node', () => s.bodies.includes('{"never":1}'));
   await p2.destroy();
   t.equal(stuck.outcome?.kind, F_OTHER);
 });

@@ -1,0 +1,238 @@
+// One keep-alive connection to a node: its requests in order, written in batches (flush) and
+// answered in order (the parser). It tells its owner, the node's pool, when it has requests to
+// write, when it has room again and when it closed; where requests go is the pool's business.
+
+import net from 'node:net';
+import tls from 'node:tls';
+import { F_CONNECT, F_OTHER, reportInternalError, type AttemptSink } from '../transport.js';
+import type { Flushable } from './flush.js';
+import { ProtocolError, ResponseParser, type AnswerSink } from './parser.js';
+
+/** Bodies above this are written as their own buffer instead of copied into the batch. */
+const COPY_LIMIT = 16 * 1024;
+
+// Plain TCP sockets read into this one buffer (net's `onread`) instead of a fresh buffer per
+// read: every read used to allocate an ArrayBuffer outside the heap, and that external memory
+// drove the GC (with ~100 KB answers, concurrent marking doubled). Reads are handled
+// synchronously, one at a time, so one buffer serves every connection; whatever outlives a
+// read (answers, partial heads) is copied out of it (the parser's contract).
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+export interface Target {
+  host: string;
+  port: number;
+  tls: boolean;
+  servername: string | undefined;
+}
+
+/** What a connection needs from, and tells, the pool that owns it. */
+export interface ConnectionOwner {
+  readonly target: Target;
+  /** `POST <path> HTTP/1.1` and the fixed headers, up to `content-length: `. */
+  readonly prefix: Buffer;
+  readonly opts: { readonly connectTimeoutMs: number };
+  /** `c` has requests to write: flush it this turn. */
+  wantsFlush(c: Connection): void;
+  /** `c` has room again (an answer came): hand it requests that wait for one. */
+  hasRoom(c: Connection): void;
+  /** `c` closed: forget it. Its requests are settled or resent right after. */
+  connectionClosed(c: Connection): void;
+  /** The node dropped `c` with pipelined requests on it. */
+  refusedPipelining(reason: string): void;
+  /** A request that was on a dropped connection and may safely go again. */
+  resend(a: AttemptSink): void;
+}
+
+export class Connection implements AnswerSink, Flushable {
+  readonly socket: net.Socket;
+  ready = false;
+  /** Requests on this connection in order; [head, sent) written, [sent, length) not yet. */
+  queue: AttemptSink[] = [];
+  head = 0;
+  sent = 0;
+  /** Listed for this turn's flush. */
+  dirty = false;
+  closed = false;
+  /** The node said it closes after the current answer: nothing behind it was processed. */
+  closing = false;
+  idleSweeps = 0;
+  /** Exclusive requests on it: while there is one, nothing is queued behind. */
+  exclusive = 0;
+  private readonly parser = new ResponseParser();
+  private readonly connectTimer: NodeJS.Timeout;
+
+  constructor(readonly owner: ConnectionOwner) {
+    const t = owner.target;
+    if (t.tls) {
+      this.socket = tls.connect({ host: t.host, port: t.port, servername: t.servername });
+      this.socket.on('data', (d: Buffer) => this.onData(d));
+    } else {
+      const onread = {
+        buffer: READ_BUFFER,
+        callback: (n: number, buf: Uint8Array): boolean => {
+          this.onData((buf as Buffer).subarray(0, n));
+          return true; // keep reading
+        },
+      };
+      this.socket = net.connect({ host: t.host, port: t.port, onread });
+    }
+    this.socket.setNoDelay(true);
+    this.connectTimer = setTimeout(onConnectTimeout, owner.opts.connectTimeoutMs, this);
+    this.socket.once(t.tls ? 'secureConnect' : 'connect', () => this.onConnect());
+    this.socket.on('error', (err: NodeJS.ErrnoException) => this.onClose(err.code ?? err.message, true));
+    this.socket.on('close', () => this.onClose('socket closed', true));
+  }
+
+  get unanswered(): number {
+    return this.queue.length - this.head;
+  }
+
+  add(a: AttemptSink): void {
+    a.clientRef = this;
+    if (a.exclusive) this.exclusive++;
+    this.queue.push(a);
+    this.idleSweeps = 0;
+    if (this.ready && !this.dirty) this.markDirty();
+  }
+
+  private markDirty(): void {
+    this.dirty = true;
+    this.owner.wantsFlush(this);
+  }
+
+  private onConnect(): void {
+    clearTimeout(this.connectTimer);
+    this.ready = true;
+    if (this.sent < this.queue.length && !this.dirty) this.markDirty();
+  }
+
+  /**
+   * Writes every request added since the last flush in one socket write: heads and small
+   * bodies are copied into one buffer; a large body is written as it is, between two
+   * regions of that buffer, under cork so the whole still leaves in one writev.
+   */
+  flush(): void {
+    this.dirty = false;
+    if (this.closed) return;
+    const q = this.queue;
+    const from = this.sent;
+    const to = q.length;
+    if (from === to) return;
+    const prefix = this.owner.prefix;
+    let total = 0;
+    for (let i = from; i < to; i++) {
+      const n = q[i]!.body.length;
+      total += prefix.length + 24 + (n > COPY_LIMIT ? 0 : n);
+    }
+    const out = Buffer.allocUnsafe(total);
+    const socket = this.socket;
+    let at = 0;
+    let start = 0;
+    let corked = false;
+    for (let i = from; i < to; i++) {
+      const body = q[i]!.body;
+      at += prefix.copy(out, at);
+      at += out.write(body.length + '\r\n\r\n', at, 'latin1');
+      if (body.length <= COPY_LIMIT) {
+        at += body.copy(out, at);
+        continue;
+      }
+      if (!corked) {
+        socket.cork();
+        corked = true;
+      }
+      socket.write(out.subarray(start, at));
+      socket.write(body);
+      start = at;
+    }
+    this.sent = to;
+    if (at > start) socket.write(start === 0 && at === out.length ? out : out.subarray(start, at));
+    if (corked) socket.uncork();
+  }
+
+  /** `data` may be READ_BUFFER: nothing may keep a view of it past this call. */
+  private onData(data: Buffer): void {
+    try {
+      this.parser.feed(data, this);
+    } catch (err) {
+      if (err instanceof ProtocolError) return this.destroy('bad response: ' + err.message);
+      // A bug of ours: the socket's state is unknown now. Settle its requests, keep serving.
+      reportInternalError(err);
+      this.destroy('internal error');
+    }
+  }
+
+  /** The head request's answer is whole (called by the parser). */
+  answer(status: number, close: boolean, body: Buffer): void {
+    const a = this.queue[this.head]!;
+    this.queue[this.head++] = undefined as unknown as AttemptSink; // let it be collected
+    if (a.exclusive) this.exclusive--;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      this.sent = 0;
+    }
+    if (close) this.closing = true;
+    if (!a.done) a.answered(status, body);
+    if (close) this.destroy('closed by node');
+    else this.owner.hasRoom(this);
+  }
+
+  private onClose(reason: string, byPeer: boolean): void {
+    if (this.closed) return;
+    if (this.parser.untilClose && reason === 'socket closed' && this.head < this.queue.length) {
+      // A body delimited by the connection's end is whole now.
+      this.parser.endOfStream(this);
+      if (this.closed) return;
+    }
+    this.closed = true;
+    clearTimeout(this.connectTimer);
+    this.owner.connectionClosed(this);
+    const q = this.queue;
+    const head = this.head;
+    const sent = this.ready ? this.sent : head;
+    this.queue = [];
+    this.head = this.sent = 0;
+    // Some servers (uWS among them) drop a connection that sends a request while an answer is
+    // still pending instead of queueing it: stop pipelining to this node for a while.
+    if (byPeer && !this.closing && sent - head >= 2) this.owner.refusedPipelining(reason);
+    // The head may have run on the node: it fails (the call layer retries it when safe).
+    // Requests behind it are never exclusive, so safe to repeat: they go again, on another
+    // connection. If this one never connected the node is likely down: all fail as unsent.
+    for (let i = head; i < q.length; i++) {
+      const a = q[i]!;
+      if (a.done) continue;
+      if (!this.ready) a.failed(F_CONNECT, reason);
+      else if (i === head && i < sent && !this.closing) a.failed(F_OTHER, reason);
+      else this.owner.resend(a);
+    }
+  }
+
+  /** Drops the connection and settles what is on it. */
+  destroy(reason: string): void {
+    if (this.closed) return;
+    this.socket.destroy();
+    this.onClose(reason, false);
+  }
+
+  /** True when its request is removed before being written; false when it was written. */
+  remove(a: AttemptSink): boolean {
+    const q = this.queue;
+    const i = q.indexOf(a, this.head);
+    if (i === -1) return false;
+    if (i >= this.sent || !this.ready) {
+      q.splice(i, 1);
+      if (a.exclusive) this.exclusive--;
+      return true;
+    }
+    // Written: its answer will be ignored (a.done). With nothing live left on it, close.
+    let live = false;
+    for (let k = this.head; k < q.length; k++) if (q[k] !== a && !q[k]!.done) live = true;
+    if (!live) this.destroy('abandoned');
+    return false;
+  }
+}
+
+function onConnectTimeout(c: Connection): void {
+  if (!c.ready) c.destroy('UND_ERR_CONNECT_TIMEOUT');
+}
