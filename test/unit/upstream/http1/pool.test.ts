@@ -4,9 +4,9 @@
 
 import { createServer, type Server, type Socket } from 'node:net';
 import t from 'tap';
-import { Http1Pool, type Http1Options, type PipeliningDropped } from '../../../src/upstream/http1/pool.js';
-import { F_CONNECT, F_NONE, F_OTHER, type AttemptSink } from '../../../src/upstream/transport.js';
-import { eventually } from '../../helpers/eventually.js';
+import { Http1Pool, type Http1Options, type PipeliningDropped } from '../../../../src/upstream/http1/pool.js';
+import { F_CONNECT, F_NONE, F_OTHER, type AttemptSink } from '../../../../src/upstream/transport.js';
+import { eventually } from '../../../helpers/eventually.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 type Reply = (body: string, socket: Socket) => string | null;
