@@ -1,16 +1,14 @@
 // Every error the gateway itself produces. Callers match on `code`; the README's error
-// table is checked against this list by test/errors-documented.test.ts.
+// table is checked against this list by test/unit/errors-documented.test.ts.
 
 export interface GatewayErrorSpec {
   readonly code: number;
   readonly http: number;
   readonly message: string;
-  /** A retry on another node may succeed (used for batch parts and logs). */
-  readonly retryable: boolean;
 }
 
-function spec(code: number, http: number, message: string, retryable = false): GatewayErrorSpec {
-  return { code, http, message, retryable };
+function spec(code: number, http: number, message: string): GatewayErrorSpec {
+  return { code, http, message };
 }
 
 export const Errors = {
@@ -25,9 +23,9 @@ export const Errors = {
   batchTooLarge: spec(7701, 413, 'Batch too large'),
   duplicateSubscription: spec(7702, 200, 'Duplicate subscription on this connection'),
   subscriptionLimit: spec(7703, 200, 'Subscription limit per connection reached'),
-  upstreamFailed: spec(7502, 502, 'Node failed and no retry could succeed', true),
-  noNode: spec(7503, 503, 'No node available', true),
-  upstreamTimeout: spec(7504, 504, 'Node timed out', true),
+  upstreamFailed: spec(7502, 502, 'Node failed and no retry could succeed'),
+  noNode: spec(7503, 503, 'No node available'),
+  upstreamTimeout: spec(7504, 504, 'Node timed out'),
 } as const;
 
 export type ErrorName = keyof typeof Errors;

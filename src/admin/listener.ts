@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
 import type { NodePool } from '../upstream/pool.js';
 import { AUTH_DISABLED, AUTH_MISSING, AUTH_OK, type AdminAuth } from './auth.js';
+import { AdminErrors } from './errors.js';
 import { ReloadError, type ReloadSummary } from './reload.js';
 import { nodesView, parsePatch } from './views.js';
 
@@ -61,7 +62,7 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size <= MAX_BODY) chunks.push(c);
       else if (size > 16 * MAX_BODY) req.destroy();
     });
-    req.on('end', () => (size > MAX_BODY ? reject(new HttpError(413, `body over ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8'))));
+    req.on('end', () => (size > MAX_BODY ? reject(new HttpError(AdminErrors.tooLarge.status, `body over ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8'))));
     req.on('error', reject);
   });
 }
@@ -69,7 +70,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 function allow(req: IncomingMessage, methods: string[]): void {
   const m = req.method ?? 'GET';
   if (methods.includes(m) || (m === 'HEAD' && methods.includes('GET'))) return;
-  throw new HttpError(405, `method ${m} not allowed here; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
+  throw new HttpError(AdminErrors.methodNotAllowed.status, `method ${m} not allowed here; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
 }
 
 const UNAUTHORIZED = { 'www-authenticate': 'Bearer realm="jumpgate-admin"' };
@@ -77,9 +78,9 @@ const UNAUTHORIZED = { 'www-authenticate': 'Bearer realm="jumpgate-admin"' };
 function authorize(deps: AdminDeps, req: IncomingMessage): void {
   const r = deps.auth.check(req.headers.authorization);
   if (r === AUTH_OK) return;
-  if (r === AUTH_DISABLED) throw new HttpError(401, 'admin API disabled: set admin.token in the config (e.g. admin: { token: ${JUMPGATE_ADMIN_TOKEN} }) to use it', UNAUTHORIZED);
-  if (r === AUTH_MISSING) throw new HttpError(401, 'missing admin token: send "Authorization: Bearer <admin.token>"', UNAUTHORIZED);
-  throw new HttpError(401, 'wrong admin token', UNAUTHORIZED);
+  if (r === AUTH_DISABLED) throw new HttpError(AdminErrors.disabled.status, 'admin API disabled: set admin.token in the config (e.g. admin: { token: ${JUMPGATE_ADMIN_TOKEN} }) to use it', UNAUTHORIZED);
+  if (r === AUTH_MISSING) throw new HttpError(AdminErrors.unauthorized.status, 'missing admin token: send "Authorization: Bearer <admin.token>"', UNAUTHORIZED);
+  throw new HttpError(AdminErrors.unauthorized.status, 'wrong admin token', UNAUTHORIZED);
 }
 
 async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -101,7 +102,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
 
   const nodeMatch = NODE_PATH.exec(path);
   if (path !== '/metrics' && path !== '/admin/nodes' && path !== '/admin/reload' && path !== '/admin/ws' && nodeMatch === null) {
-    throw new HttpError(404, `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`);
+    throw new HttpError(AdminErrors.notFound.status, `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`);
   }
   authorize(deps, req);
 
@@ -135,12 +136,12 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   try {
     id = decodeURIComponent(nodeMatch![1]!);
   } catch {
-    throw new HttpError(400, 'node id is not valid percent-encoding');
+    throw new HttpError(AdminErrors.invalid.status, 'node id is not valid percent-encoding');
   }
-  if (pool.byId(id) === undefined) throw new HttpError(404, `no node ${JSON.stringify(id)}; nodes: ${pool.nodes.map((n) => n.id).join(', ')}`);
+  if (pool.byId(id) === undefined) throw new HttpError(AdminErrors.notFound.status, `no node ${JSON.stringify(id)}; nodes: ${pool.nodes.map((n) => n.id).join(', ')}`);
   if (req.method === 'PATCH') {
     const patch = parsePatch(await readBody(req));
-    if (typeof patch === 'string') throw new HttpError(400, patch);
+    if (typeof patch === 'string') throw new HttpError(AdminErrors.invalid.status, patch);
     const node = pool.byId(id)!;
     const before = { weight: node.weight, drained: node.drained };
     if (patch.weight !== undefined) pool.setWeight(id, patch.weight);
@@ -160,7 +161,7 @@ export function startAdminServer(host: string, port: number, deps: AdminDeps): P
       }
       if (err instanceof HttpError) return send(res, err.status, { error: err.message }, err.headers);
       deps.log.error({ err }, 'admin request failed');
-      send(res, 500, { error: 'internal error: ' + (err as Error).message });
+      send(res, AdminErrors.internal.status, { error: 'internal error: ' + (err as Error).message });
     });
   });
   server.keepAliveTimeout = 5_000;

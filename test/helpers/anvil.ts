@@ -12,6 +12,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { eventually } from './eventually.js';
 
 const require = createRequire(import.meta.url);
 
@@ -155,18 +156,25 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   child.on('error', () => undefined);
 
   const httpUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    try {
-      await rpcAt<string>(httpUrl, 'eth_blockNumber');
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) {
-        await stop(child);
-        throw new Error(`anvil on ${httpUrl} never answered eth_blockNumber: ${(err as Error).message}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  let lastError = '';
+  try {
+    await eventually(
+      () => `anvil on ${httpUrl} to answer eth_blockNumber (${lastError})`,
+      async () => {
+        try {
+          await rpcAt<string>(httpUrl, 'eth_blockNumber');
+          return true;
+        } catch (err) {
+          lastError = (err as Error).message;
+          return false;
+        }
+      },
+      START_TIMEOUT_MS,
+      50,
+    );
+  } catch (err) {
+    await stop(child);
+    throw err;
   }
   return {
     httpUrl,

@@ -1,6 +1,7 @@
 // A WebSocket test client (undici's) that records frames and waits for the ones a test needs.
 
 import { WebSocket } from 'undici';
+import { eventuallyValue } from './eventually.js';
 
 export interface TestWs {
   ws: WebSocket;
@@ -49,22 +50,18 @@ export function openWs(url: string): Promise<TestWs> {
           check();
         });
       },
-      async collect(pred, n, timeoutMs = 5000) {
-        const end = Date.now() + timeoutMs;
-        for (;;) {
-          const got = t.frames.filter(pred);
-          if (got.length >= n) return got.slice(0, n);
-          if (Date.now() > end) throw new Error(`got ${got.length} of ${n} frames`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
+      collect(pred, n, timeoutMs = 5000) {
+        return eventuallyValue(
+          () => `${n} frames (got ${t.frames.filter(pred).length})`,
+          () => {
+            const got = t.frames.filter(pred);
+            return got.length >= n ? got.slice(0, n) : undefined;
+          },
+          timeoutMs,
+        );
       },
-      async waitClosed(timeoutMs = 5000) {
-        const end = Date.now() + timeoutMs;
-        while (t.closed === null) {
-          if (Date.now() > end) throw new Error('socket did not close');
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        return t.closed;
+      waitClosed(timeoutMs = 5000) {
+        return eventuallyValue('the socket to close', () => t.closed ?? undefined, timeoutMs);
       },
       close: () => ws.close(),
     };

@@ -18,6 +18,7 @@ import { silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/open.js';
 import type { FullStore } from '../../src/store/types.js';
 import { startUsageFlush } from '../../src/usage/flush.js';
+import { eventually, eventuallyValue } from '../helpers/eventually.js';
 import { INACTIVE, startHarness, TOKEN, TOKEN2, type Harness } from '../helpers/gateway.js';
 import { openWs } from '../helpers/ws-client.js';
 
@@ -69,15 +70,18 @@ async function post(h: Harness, token: string, body = BODY): Promise<{ status: n
 }
 
 /** Polls until the gateway answers `status` for `token`; resolves with the time it took. */
-async function until(h: Harness, token: string, status: number, limitMs = 1000): Promise<{ ms: number; code: number | null }> {
+async function answersWith(h: Harness, token: string, status: number, limitMs = 1000): Promise<{ ms: number; code: number | null }> {
   const start = performance.now();
-  for (;;) {
-    const r = await post(h, token);
-    const ms = performance.now() - start;
-    if (r.status === status) return { ms, code: r.code };
-    if (ms > limitMs + 1000) throw new Error(`still HTTP ${r.status} after ${Math.round(ms)} ms (wanted ${status})`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
+  let last = 0;
+  return eventuallyValue(
+    () => `HTTP ${status} (still HTTP ${last})`,
+    async () => {
+      const r = await post(h, token);
+      last = r.status;
+      return r.status === status ? { ms: performance.now() - start, code: r.code } : undefined;
+    },
+    limitMs + 1000,
+  );
 }
 
 t.test('store token changes reach the gateway within 1 s', async (t) => {
@@ -87,27 +91,27 @@ t.test('store token changes reach the gateway within 1 s', async (t) => {
 
   const { token, record } = await store.createToken(account.id, stack.id, 'ci');
   t.equal((await post(h, token)).status, 401, 'not known yet at the instant of creation');
-  const created = await until(h, token, 200);
+  const created = await answersWith(h, token, 200);
   t.ok(created.ms < 1000, `created: works after ${Math.round(created.ms)} ms`);
   t.equal(h.gw.tokens.find(token)?.id, record.id, 'the table record carries the store id');
 
   await store.setTokenActive(account.id, record.id, false);
-  const off = await until(h, token, 403);
+  const off = await answersWith(h, token, 403);
   t.ok(off.ms < 1000, `deactivated: 403 after ${Math.round(off.ms)} ms`);
   t.equal(off.code, 7403);
 
   await store.setTokenActive(account.id, record.id, true);
-  const on = await until(h, token, 200);
+  const on = await answersWith(h, token, 200);
   t.ok(on.ms < 1000, `reactivated: 200 after ${Math.round(on.ms)} ms`);
 
   await store.updateStack(account.id, stack.id, { disabled: true });
-  const disabled = await until(h, token, 403);
+  const disabled = await answersWith(h, token, 403);
   t.ok(disabled.ms < 1000 && disabled.code === 7403, `stack disabled: 403 after ${Math.round(disabled.ms)} ms`);
   await store.updateStack(account.id, stack.id, { disabled: false });
-  await until(h, token, 200);
+  await answersWith(h, token, 200);
 
   await store.deleteToken(account.id, record.id);
-  const gone = await until(h, token, 401);
+  const gone = await answersWith(h, token, 401);
   t.ok(gone.ms < 1000, `deleted: 401 after ${Math.round(gone.ms)} ms`);
   t.equal(gone.code, 7401);
 
@@ -194,10 +198,7 @@ t.test('usage is visible without a manual flush (short interval)', async (t) => 
   t.teardown(() => flush.stop());
   for (let i = 0; i < 3; i++) t.equal((await post(h, token)).status, 200);
   const start = Date.now();
-  while ((await store.overview(account.id, stack.id, Date.now())).calls24h < 3) {
-    if (Date.now() - start > 3000) throw new Error('usage never arrived');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually('usage to arrive', async () => (await store.overview(account.id, stack.id, Date.now())).calls24h >= 3, 3000, 50);
   t.pass(`visible after ${Date.now() - start} ms`);
 });
 

@@ -13,6 +13,7 @@ import { startGateway, type Gateway } from '../../src/lifecycle.js';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
 import { freePort } from '../../bench/procs.js';
 import { runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -257,7 +258,7 @@ t.test('draining a node does not drop its in-flight requests', async (t) => {
   slow.set({ latencyMs: [400, 500] });
   await admin(h.gw, '/admin/nodes/n1', { method: 'PATCH', body: '{"drained":true}' });
   const inflight = Array.from({ length: 10 }, () => h.call('getIdentity'));
-  await new Promise((r) => setTimeout(r, 150));
+  await eventually('ten requests in flight at n0', () => h.gw.pool.byId('n0')!.inflight === 10);
   const view = await admin(h.gw, '/admin/nodes/n0');
   t.equal(view.json.inflight, 10, 'ten requests in flight at the slow node');
   // Drain it and set its weight to 0 while they run; the other node takes new traffic.
@@ -482,7 +483,7 @@ t.test('reload removes a node only after its in-flight requests finish', async (
   const f = await fileGateway(t, [...BASE, `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: 0 }]`, `tokens: [{ token: ${TOKEN}, stack: t }]`, 'upstream: { pipelining: 1 }']);
   s0!.set({ latencyMs: [400, 500] });
   const inflight = Array.from({ length: 8 }, () => f.call('getIdentity'));
-  await new Promise((r) => setTimeout(r, 150));
+  await eventually('eight requests in flight at n0', () => f.gw.pool.byId('n0')!.inflight === 8);
   t.equal(f.gw.pool.byId('n0')!.inflight, 8);
   f.write([...BASE, `nodes: [{ id: n1, url: "${s1!.url}" }]`, `tokens: [{ token: ${TOKEN}, stack: t }]`]);
   const r = await admin(f.gw, '/admin/reload', { method: 'POST' });

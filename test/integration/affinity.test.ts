@@ -4,6 +4,7 @@
 import { request } from 'node:http';
 import t from 'tap';
 import { startSim } from '../../src/tools/sim/node.js';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -126,7 +127,7 @@ t.test('a key fails over to a fixed fallback while its node is down, then return
   for (const k of keys.filter((k) => home.get(k) === 'mid').slice(0, 20)) t.equal(await identityFor(h, keyHeaders(k)), during.get(k));
   await proxy.start();
   const node = h.gw.pool.byId('mid')!;
-  for (let i = 0; i < 50 && node.state !== 'healthy'; i++) await new Promise((r) => setTimeout(r, 100));
+  await eventually('the node to be readmitted', () => node.state === 'healthy', 5000, 100);
   t.equal(node.state, 'healthy', 'the node is readmitted');
   let home2 = 0;
   for (const k of keys) if ((await identityFor(h, keyHeaders(k))) === home.get(k)) home2++;

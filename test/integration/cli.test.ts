@@ -9,6 +9,7 @@ import t from 'tap';
 import { startSim } from '../../src/tools/sim/node.js';
 import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 import { openWs } from '../helpers/ws-client.js';
 
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
@@ -61,7 +62,9 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
   const [, port] = await p.waitFor(/"port":(\d+)/);
   const url = `http://127.0.0.1:${port}/api-token/${token}`;
   const inflight = Array.from({ length: 20 }, () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }));
-  await new Promise((r) => setTimeout(r, 200));
+  // Health probes send getSlot too, one per getHealth.
+  const clientCalls = (): number => (sim.stats.byMethod.get('getSlot') ?? 0) - (sim.stats.byMethod.get('getHealth') ?? 0);
+  await eventually('the 20 requests to reach the node', () => clientCalls() >= 20);
   p.child.kill('SIGTERM');
   const answers = await Promise.all(inflight);
   t.same(answers.map((r) => r.status), Array(20).fill(200), 'all in-flight requests answered');
@@ -101,7 +104,7 @@ t.test('demo: the printed WS URL streams slots, and dropping the serving node do
   const dir = mkdtempSync(join(tmpdir(), 'jg-demo-ws-'));
   const p = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
   t.teardown(() => p.child.kill('SIGKILL'));
-  const [, wsUrl] = await p.waitFor(/cli\.js ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
+  const [, wsUrl] = await p.waitFor(/ ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
   const [, admin, adminToken] = await p.waitFor(/--admin (http:\/\/127\.0\.0\.1:\d+) --token (\S+)/);
   const c = await openWs(wsUrl!);
   t.teardown(() => c.close());

@@ -8,6 +8,7 @@ import t from 'tap';
 import { WebSocket } from 'undici';
 import { createPublicClient, http, webSocket } from 'viem';
 import { anvilUnavailable, startAnvil, type Anvil } from '../helpers/anvil.js';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN, TOKEN2, type Harness } from '../helpers/gateway.js';
 
 const NODE = 'anvil';
@@ -19,22 +20,18 @@ const STEP_MS = 10_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor(what: string, cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 /** Mines one block at a time (anvil HTTP, not the gateway) until `cond` holds. */
-async function mineUntil(anvil: Anvil, what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out mining until ${what}`);
-    await anvil.mine(1);
-    await sleep(80);
-  }
+function mineUntil(anvil: Anvil, what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  return eventually(
+    `mining until ${what}`,
+    async () => {
+      if (cond()) return true;
+      await anvil.mine(1);
+      return false;
+    },
+    timeoutMs,
+    80,
+  );
 }
 
 /** What the hub holds upstream: the node's subscription ids (SharedSub.upstreamId). */
@@ -66,7 +63,7 @@ async function openRaw(url: string): Promise<Raw> {
       const seen = raw.frames.length;
       ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
       let answer: any;
-      await waitFor(`answer to ${method}`, () => (answer = raw.frames.slice(seen).find((f) => f.id === id)) !== undefined);
+      await eventually(`answer to ${method}`, () => (answer = raw.frames.slice(seen).find((f) => f.id === id)) !== undefined);
       return answer;
     },
     notifications: (subId) => raw.frames.filter((f) => f.method === 'eth_subscription' && f.params?.subscription === subId),
@@ -131,7 +128,7 @@ if (reason !== null) {
     t.equal(node.state, 'healthy', 'anvil is healthy');
     await anvil.mine(3);
     const head = Number.parseInt(await anvil.rpc<string>('eth_blockNumber'), 16);
-    await waitFor('the probe to see the new head', () => node.slot === head, 2000);
+    await eventually('the probe to see the new head', () => node.slot === head, 2000);
     t.equal(node.slot, head, `the node's slot is anvil's block number (${head})`);
   });
 
@@ -196,7 +193,7 @@ if (reason !== null) {
       onBlock: (b) => blocks.push(b.number),
       onError: (e) => errors.push(e),
     });
-    await waitFor('the subscription', () => rpc.subscriptions.size === 1 && upstreamCount(h) === 1);
+    await eventually('the subscription', () => rpc.subscriptions.size === 1 && upstreamCount(h) === 1);
     const first = blocks.length;
     await mineUntil(anvil, '3 blocks arrived', () => blocks.length >= first + 3);
     t.same(errors, [], 'no errors');
@@ -215,10 +212,11 @@ if (reason !== null) {
 
     await unwatch();
     t.equal(rpc.subscriptions.size, 0, 'viem dropped the subscription');
-    await waitFor('the upstream subscription to go', () => upstreamCount(h) === 0, 1000);
+    await eventually('the upstream subscription to go', () => upstreamCount(h) === 0, 1000);
     t.equal(upstreamCount(h), 0, 'nothing held upstream');
     const after = blocks.length;
     await anvil.mine(2);
+    // Nothing is expected to arrive: this only gives a stray newHeads time to show up.
     await sleep(200);
     t.equal(blocks.length, after, 'no blocks after unwatch');
   });
@@ -242,7 +240,7 @@ if (reason !== null) {
     // No `poll` here: viem's client-level typing rejects `poll: false` for watchBlockNumber;
     // over a webSocket transport it subscribes to newHeads by default.
     const unwatchB = b.watchBlockNumber({ onBlockNumber: (n) => numbersB.push(n), onError: (e) => errors.push(e) });
-    await waitFor('both subscriptions', () => rpcA.subscriptions.size === 1 && rpcB.subscriptions.size === 1);
+    await eventually('both subscriptions', () => rpcA.subscriptions.size === 1 && rpcB.subscriptions.size === 1);
     t.same(h.gw.hub.upstreamSubscriptions(), { [NODE]: 1 }, 'one upstream eth_subscribe for both clients');
     t.equal(h.gw.hub.sharedCount, 1);
     await mineUntil(anvil, 'both saw 2 blocks', () => blocksA.length >= 2 && numbersB.length >= 2);
@@ -263,11 +261,13 @@ if (reason !== null) {
     t.equal(blocksA.length, na, 'A, unwatched, got nothing more');
 
     unwatchB();
-    await waitFor('the upstream subscription to go', () => upstreamCount(h) === 0, 1000);
+    await eventually('the upstream subscription to go', () => upstreamCount(h) === 0, 1000);
     t.equal(upstreamCount(h), 0, 'zero after both unwatch');
     t.equal(h.gw.hub.sharedCount, 0);
     t.same(errors, [], 'no errors');
     // The upstream eth_unsubscribe really reached anvil: it stops pushing newHeads.
+    // Time for the eth_unsubscribe to reach anvil and for frames already on the wire to land;
+    // then, with nothing expected, time for a stray newHeads to show up.
     await sleep(100);
     nodeFrames = 0;
     await anvil.mine(2);
@@ -316,7 +316,7 @@ if (reason !== null) {
     await mineUntil(anvil, 'B got another', () => b.notifications(idB).length > nb);
     t.equal(a.notifications(idA).length, na, 'A gets nothing after unsubscribing');
     t.same((await b.request('eth_unsubscribe', [idB])).result, true);
-    await waitFor('upstream to go', () => upstreamCount(h) === 0, 1000);
+    await eventually('upstream to go', () => upstreamCount(h) === 0, 1000);
 
     // No frame either client saw carries anvil's ids.
     for (const id of nodeIds) {

@@ -2,6 +2,7 @@
 // traffic while healthy nodes exist.
 
 import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness } from '../helpers/gateway.js';
 
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
@@ -66,8 +67,8 @@ t.test('a lagging node is avoided', async (t) => {
     config: { health: { maxSlotLag: 32, intervalMs: 100 } },
   });
   t.teardown(() => h.close());
-  // startHarness waits for the first probe round; let one more pass for good measure.
-  await new Promise((r) => setTimeout(r, 150));
+  const state = (id: string): string => h.gw.pool.byId(id)!.state;
+  await eventually('n2 lagging, n0 and n1 healthy', () => state('n2') === 'lagging' && state('n0') === 'healthy' && state('n1') === 'healthy');
   t.equal(h.gw.pool.byId('n2')!.state, 'lagging');
   t.equal(h.gw.pool.byId('n0')!.state, 'healthy');
   t.equal(h.gw.pool.byId('n1')!.state, 'healthy');

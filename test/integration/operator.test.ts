@@ -4,6 +4,7 @@
 import t from 'tap';
 import { startHarness } from '../helpers/gateway.js';
 import { runCli } from '../helpers/cli.js';
+import { eventually, eventuallyValue } from '../helpers/eventually.js';
 
 const ADMIN = 'operator-admin-token-0123';
 
@@ -37,22 +38,35 @@ t.test('set-weight during a load: traffic shifts within 5 s, nothing fails', asy
     stop = true;
   });
 
-  // Let the per-node rates build up, then take n0 out of rotation by weight.
-  await new Promise((r) => setTimeout(r, 2500));
-  const before = await nodes();
+  // Wait for both nodes to show a rate. The view's rate runs from the pool's first
+  // once-a-second sample, so a reading just after it spans a moment, not a rate: the second
+  // reading in a row spans at least one CLI round trip.
+  let serving = 0;
+  const before = await eventuallyValue(
+    'both nodes to show a rate twice in a row',
+    async () => {
+      const now = await nodes();
+      serving = now.get('n0')! > 0 && now.get('n1')! > 0 ? serving + 1 : 0;
+      return serving >= 2 ? now : undefined;
+    },
+    10_000,
+    0,
+  );
   t.ok(before.get('n0')! > 0 && before.get('n1')! > 0, `both nodes serve before (${[...before]})`);
   const set = runCli(['nodes', 'set-weight', 'n0', '0', ...base]);
   t.equal(await set.exited, 0, set.out());
-  const changedAt = performance.now();
-  let shifted = false;
-  while (performance.now() - changedAt < 5000) {
-    const now = await nodes();
-    if (now.get('n0')! < before.get('n0')! / 2 && now.get('n1')! > before.get('n1')!) {
-      shifted = true;
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const shifted = await eventually(
+    'jumpgate nodes to show the traffic moving off n0',
+    async () => {
+      const now = await nodes();
+      return now.get('n0')! < before.get('n0')! / 2 && now.get('n1')! > before.get('n1')!;
+    },
+    5000,
+    250,
+  ).then(
+    () => true,
+    () => false,
+  );
   t.ok(shifted, 'jumpgate nodes shows the traffic moving off n0 within 5 s');
   stop = true;
   await load;

@@ -7,6 +7,7 @@ import { WebSocket } from 'undici';
 import { decodeBase58 } from '../../src/tools/sim/base58.js';
 import { accountOf } from '../../src/tools/sim/chain.js';
 import { rootOf, startSim, type SimNode, type SimOptions } from '../../src/tools/sim/node.js';
+import { eventually } from '../helpers/eventually.js';
 
 const PUBKEY = 'So11111111111111111111111111111111111111112';
 const TIMEOUT_MS = 5000;
@@ -110,14 +111,6 @@ async function client(t: Test, url: string): Promise<Client> {
     c.ws.close();
   });
   return c;
-}
-
-async function until(what: string, cond: () => boolean, ms = TIMEOUT_MS): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** An upgrade request by hand, to see the HTTP status of a refusal. */
@@ -369,7 +362,7 @@ t.test('stats: connections, live subscriptions by method, messages', async (t) =
   t.same([s.wsConnections, s.wsSubscriptions, s.wsMessages, s.wsSubscriptionsByMethod.size], [0, 0, 0, 0]);
   const a = await client(t, node.wsUrl);
   const b = await client(t, node.wsUrlPlusOne);
-  await until('two connections', () => s.wsConnections === 2);
+  await eventually('two connections', () => s.wsConnections === 2);
   await a.call('slotSubscribe');
   await a.call('slotSubscribe');
   await b.call('slotSubscribe');
@@ -384,7 +377,7 @@ t.test('stats: connections, live subscriptions by method, messages', async (t) =
   t.equal(s.wsMessages, 8, 'every message received counts, pings included');
 
   await a.close();
-  await until('a gone', () => s.wsConnections === 1);
+  await eventually('a gone', () => s.wsConnections === 1);
   t.equal(s.wsSubscriptions, 2, "a closed connection's subscriptions end");
   t.same(Object.fromEntries(s.wsSubscriptionsByMethod), { slotSubscribe: 1, accountSubscribe: 1 });
   t.same(s.byMethod, new Map(), 'WS calls are not HTTP calls');
@@ -443,7 +436,7 @@ t.test('close() closes WS connections and both listeners', async (t) => {
   const [ca, cb] = await Promise.all([a.closed, b.closed]);
   t.ok(ca.code === 1001 || ca.code === 1006, `a closed (${ca.code})`);
   t.ok(cb.code === 1001 || cb.code === 1006, `b closed (${cb.code})`);
-  await until('stats at zero', () => node.stats.wsConnections === 0);
+  await eventually('stats at zero', () => node.stats.wsConnections === 0);
   t.equal(node.stats.wsSubscriptions, 0);
   t.equal(await refused(node.port), 'ECONNREFUSED');
   t.equal(await refused(node.port + 1), 'ECONNREFUSED');
@@ -466,7 +459,7 @@ t.test('an explicit port whose P+1 is taken still starts, without the P+1 listen
     q = p - 1;
   }
   if (blocker === null) {
-    t.pass('skipped: no free port pair found');
+    t.test('starts on Q without the P+1 listener', { skip: 'no free port pair Q, Q+1 with Q free and Q+1 ours to hold' }, () => undefined);
     return;
   }
   const held = blocker;
@@ -475,7 +468,7 @@ t.test('an explicit port whose P+1 is taken still starts, without the P+1 listen
   try {
     node = await startSim({ id: 'p', port: q });
   } catch (e) {
-    t.pass(`skipped: port ${q} was taken meanwhile: ${(e as Error).message}`);
+    t.test('starts on Q without the P+1 listener', { skip: `port ${q} was taken meanwhile: ${(e as Error).message}` }, () => undefined);
     return;
   }
   t.teardown(() => node.close());
@@ -527,8 +520,10 @@ t.test('slow readers: notifications skip a socket with a large send buffer', asy
     return Buffer.concat([head, mask, body]);
   };
   for (let i = 0; i < SLOW_SUBS; i++) raw.write(frame(`{"jsonrpc":"2.0","id":${i},"method":"accountSubscribe","params":["${big}",{"encoding":"base64"}]}`));
-  await until('all subscriptions', () => node.stats.wsSubscriptions === SLOW_SUBS);
+  await eventually('all subscriptions', () => node.stats.wsSubscriptions === SLOW_SUBS);
   const rss = process.memoryUsage().rss;
+  // A window of ticks with nothing expected to happen: the sim should queue nothing more for
+  // this socket, so memory stays flat while notifications are due.
   await new Promise((r) => setTimeout(r, 1500));
   const grown = process.memoryUsage().rss - rss;
   // 50 account ticks/s * 1000 subs * ~1.4 KB would be ~100 MB in 1.5 s without the cap.

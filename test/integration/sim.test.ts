@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { decodeBase58, encodeBase58 } from '../../src/tools/sim/base58.js';
 import { parseSimArgs } from '../../src/cli/sim.js';
 import { blockhashOf, blockHeightOf, rootOf, startSim, type SimNode } from '../../src/tools/sim/node.js';
+import { eventually } from '../helpers/eventually.js';
 
 interface Reply {
   status: number;
@@ -271,7 +272,7 @@ t.test('POST /sim/control and GET /sim/stats', async (t) => {
 t.test('close() refuses new connections and ends open ones', async (t) => {
   const node = await startSim({ id: 'c', port: 0, stallRate: 1 });
   const stalled = post(node.url, { jsonrpc: '2.0', id: 1, method: 'getSlot' });
-  await new Promise((r) => setTimeout(r, 50));
+  await eventually('the stalled request to reach the sim', () => node.stats.requests === 1);
   await node.close();
   await t.rejects(stalled, 'open request is cut');
   const code = await new Promise<string>((resolve) => {

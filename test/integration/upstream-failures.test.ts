@@ -11,6 +11,7 @@
 
 import { connect } from 'node:net';
 import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness, type Harness } from '../helpers/gateway.js';
 import { startBlackhole, startRawUpstream, type RawBehaviour, type RawUpstream, type RawUpstreamOptions } from '../helpers/raw-upstream.js';
 
@@ -92,14 +93,6 @@ function checkErrorBody(t: Test, text: string, code: number, rawId: string): voi
   t.equal(typeof j.error.message, 'string');
   t.equal(typeof j.error.data, 'object');
 }
-
-const waitFor = async (what: string, cond: () => boolean, ms = 2000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 t.test('setup: the scripted upstream is the first choice, the lagging sim the fallback', async (t) => {
   const { h, raws } = await setup(t);
@@ -263,14 +256,14 @@ t.test('passive ejection after consecutive failures, half-open readmission', asy
   // Now it fails probes too: the half-open probe after the backoff fails, it stays out.
   await raw.set('http500');
   const probes = raw.calls('getHealth');
-  await waitFor('a half-open probe', () => raw.calls('getHealth') > probes);
-  await new Promise((r) => setTimeout(r, 50));
+  await eventually('a half-open probe', () => raw.calls('getHealth') > probes);
+  await eventually('the half-open probe to finish', () => !bad.probing);
   t.equal(bad.state, 'ejected', 'a failed half-open probe keeps it ejected');
   t.equal(raw.calls('getBlockHeight'), 3);
 
   // Healthy again: the next half-open probe readmits it and it is the first choice again.
   await raw.set('ok');
-  await waitFor('readmission', () => bad.state === 'healthy');
+  await eventually('readmission', () => bad.state === 'healthy');
   const r = await rpc(h, 'getBlockHeight', 1);
   t.equal(r.status, 200);
   t.equal(r.node, 'bad0', 'traffic returns to the readmitted node');
@@ -292,11 +285,11 @@ t.test('a probe already in flight when the node is ejected does not readmit it',
   const bad = h.gw.pool.byId('bad0')!;
   await raw.set('drip');
   const probes = raw.calls('getHealth');
-  await waitFor('a probe of the dripping node', () => raw.calls('getHealth') > probes);
+  await eventually('a probe of the dripping node', () => raw.calls('getHealth') > probes);
   for (let i = 0; i < 3; i++) t.equal((await rpc(h, 'getBlockHeight', i)).node, 'n0');
   t.equal(bad.state, 'ejected');
   t.ok(bad.probing, 'the probe that started before the ejection is still running');
-  await waitFor('the stale probe to finish', () => !bad.probing);
+  await eventually('the stale probe to finish', () => !bad.probing);
   t.equal(bad.state, 'ejected', 'still ejected: only a probe after the backoff may readmit');
   t.equal((await rpc(h, 'getBlockHeight', 9)).node, 'n0');
 });

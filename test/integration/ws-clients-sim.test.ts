@@ -3,6 +3,7 @@
 
 import t from 'tap';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
+import { eventually } from '../helpers/eventually.js';
 import { checkKitRootAndAccount, checkKitSlotNotifications, checkWeb3OnSlotChange, checkWeb3RootAndAccount } from '../helpers/solana-clients.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -13,19 +14,11 @@ async function sim(t: Test): Promise<SimNode> {
   return node;
 }
 
-async function until(what: string, cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 t.test('@solana/web3.js v1: onSlotChange over the derived WS URL (port + 1), getSlot, getAccountInfo', async (t) => {
   const node = await sim(t);
   await checkWeb3OnSlotChange(node.url, t);
   t.equal(node.stats.wsSubscriptions, 0, 'web3.js unsubscribed');
-  await until('web3.js socket closed', () => node.stats.wsConnections === 0);
+  await eventually('web3.js socket closed', () => node.stats.wsConnections === 0);
   t.ok((node.stats.byMethod.get('getSlot') ?? 0) >= 1, 'HTTP went to the sim');
   t.ok(node.stats.wsMessages >= 2, 'the subscribe and unsubscribe went over WS');
 });
@@ -44,13 +37,13 @@ t.test('@solana/web3.js v1: onRootChange and onAccountChange', async (t) => {
 t.test('@solana/kit: slotNotifications, getSlot, getAccountInfo', async (t) => {
   const node = await sim(t);
   await checkKitSlotNotifications(node.wsUrl, node.url, t);
-  await until('kit unsubscribed', () => node.stats.wsSubscriptions === 0);
+  await eventually('kit unsubscribed', () => node.stats.wsSubscriptions === 0);
   t.pass('kit sent slotUnsubscribe (or closed) after the abort');
 });
 
 t.test('@solana/kit: rootNotifications and accountNotifications', async (t) => {
   const node = await sim(t);
   await checkKitRootAndAccount(node.wsUrlPlusOne, t);
-  await until('kit unsubscribed', () => node.stats.wsSubscriptions === 0);
+  await eventually('kit unsubscribed', () => node.stats.wsSubscriptions === 0);
   t.pass('kit cleaned up both subscriptions');
 });

@@ -3,6 +3,7 @@
 
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
 import { INACTIVE, startHarness, TOKEN, TOKEN2 } from '../helpers/gateway.js';
 import { openWs } from '../helpers/ws-client.js';
 
@@ -14,14 +15,6 @@ function wsBase(url: string): string {
 
 function slotSubs(h: { sims: { stats: { wsSubscriptionsByMethod: Map<string, number> } }[] }): number {
   return h.sims.reduce((a, s) => a + (s.stats.wsSubscriptionsByMethod.get('slotSubscribe') ?? 0), 0);
-}
-
-async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Raw upgrade request; resolves with the status line and whether the server closed the socket. */
@@ -67,7 +60,7 @@ t.test('identical subscriptions share one upstream subscription; each client has
   clients.forEach((c, i) => c.send({ jsonrpc: '2.0', id: `s${i}`, method: 'slotSubscribe' }));
   const ids = await Promise.all(clients.map((c, i) => c.next((f) => f.id === `s${i}`).then((f) => f.result as number)));
   t.equal(new Set(ids).size, 20, 'twenty distinct client ids');
-  await until('upstream subscription', () => slotSubs(h) === 1);
+  await eventually('upstream subscription', () => slotSubs(h) === 1);
   t.equal(slotSubs(h), 1, 'one upstream slotSubscribe for twenty clients');
   for (let i = 0; i < clients.length; i++) {
     const n = await clients[i]!.next((f) => f.method === 'slotNotification');
@@ -77,7 +70,7 @@ t.test('identical subscriptions share one upstream subscription; each client has
   }
   // The last client to leave cancels upstream.
   for (const c of clients) c.close();
-  await until('upstream unsubscribe', () => slotSubs(h) === 0);
+  await eventually('upstream unsubscribe', () => slotSubs(h) === 0);
   t.equal(h.gw.hub.sharedCount, 0);
 });
 
@@ -105,7 +98,9 @@ t.test('unsubscribe touches only the callerâ€™s ids', async (t) => {
   const markB = b.frames.length;
   await b.next((f) => f.method === 'slotNotification', 3000, markB);
   const markA = a.frames.length;
-  await new Promise((r) => setTimeout(r, 200));
+  // Slots keep coming for b: after three more, a would have had its share had it still been subscribed.
+  const markB2 = b.frames.length;
+  await eventually('three more notifications for b', () => b.frames.slice(markB2).filter((f) => f.method === 'slotNotification').length >= 3);
   t.equal(a.frames.slice(markA).filter((f) => f.method === 'slotNotification').length, 0, 'a gets nothing more');
   a.send({ jsonrpc: '2.0', id: 5, method: 'slotSubscribe' });
   a.send({ jsonrpc: '2.0', id: 6, method: 'slotSubscribe' });
@@ -127,7 +122,7 @@ for (const how of ['websocket drops', 'node killed'] as const) {
     const before = c.frames.filter((f) => f.method === 'slotNotification').length;
     if (how === 'websocket drops') serving.set({ wsDrop: true });
     else await serving.close();
-    await until('resubscribed on the other node', () => (other.stats.wsSubscriptionsByMethod.get('slotSubscribe') ?? 0) === 1);
+    await eventually('resubscribed on the other node', () => (other.stats.wsSubscriptionsByMethod.get('slotSubscribe') ?? 0) === 1);
     await c.collect((f) => f.method === 'slotNotification', before + 10, 5000);
     const slots = c.frames.filter((f) => f.method === 'slotNotification').map((f) => f.params.result.slot as number);
     for (let i = 1; i < slots.length; i++) if (slots[i]! <= slots[i - 1]!) t.fail(`slot ${slots[i]} after ${slots[i - 1]}`);
@@ -157,7 +152,7 @@ t.test('other calls over the socket are forwarded and answered with the clientâ€
   const raw: string[] = [];
   c.ws.addEventListener('message', (ev) => raw.push(ev.data as string));
   c.send('{"jsonrpc":"2.0","id":12345678901234567890,"method":"getIdentity"}');
-  await until('raw answer', () => raw.length > 0);
+  await eventually('raw answer', () => raw.length > 0);
   t.match(raw[0], /"id":12345678901234567890\}$/);
   t.equal(h.sims[0]!.stats.calls - calls, 4, 'ping never reached the node (4 calls: single, two batch calls, identity)');
 });
@@ -223,7 +218,7 @@ t.test('a client that does not read is closed; others are not slowed down', asyn
   for (let i = 0; i < 400; i++) slow.sendText(`{"jsonrpc":"2.0","id":${i},"method":"getMultipleAccounts","params":[${keys}]}`);
   const fine = await openWs(`${wsBase(h.url)}/api-token/${TOKEN}/`);
   t.teardown(() => fine.close());
-  await until('the slow client to be closed', () => h.gw.wsStats.connections === 1, 15_000);
+  await eventually('the slow client to be closed', () => h.gw.wsStats.connections === 1, 15_000);
   t.equal(h.gw.wsStats.connections, 1, 'only the reading client is left');
   fine.send({ jsonrpc: '2.0', id: 'x', method: 'getSlot' });
   t.type((await fine.next((f) => f.id === 'x')).result, 'number', 'the reading client is served');
@@ -249,12 +244,12 @@ t.test('a token deactivated while its socket is open: the next frame closes it w
   const account = await store.createAccount('ws@example.com', 'x');
   const stack = await store.createStack(account.id, 's', null);
   const { token, record } = await store.createToken(account.id, stack.id, 'ws');
-  await until('token synced', () => h.gw.tokens.find(token) !== null, 3000);
+  await eventually('token synced', () => h.gw.tokens.find(token) !== null, 3000);
   const c = await openWs(`${wsBase(h.url)}/api-token/${token}/`);
   c.send({ jsonrpc: '2.0', id: 1, method: 'getSlot' });
   await c.next((f) => f.id === 1);
   await store.setTokenActive(account.id, record.id, false);
-  await until('token deactivated in the gateway', () => h.gw.tokens.find(token)?.active === false, 3000);
+  await eventually('token deactivated in the gateway', () => h.gw.tokens.find(token)?.active === false, 3000);
   c.send({ jsonrpc: '2.0', id: 2, method: 'getSlot' });
   t.equal((await c.waitClosed()).code, 1008);
 });
