@@ -101,7 +101,7 @@ t.test('demo: the printed WS URL streams slots, and dropping the serving node do
   const dir = mkdtempSync(join(tmpdir(), 'jg-demo-ws-'));
   const p = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
   t.teardown(() => p.child.kill('SIGKILL'));
-  const [, wsUrl] = await p.waitFor(/cli\.js ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
+  const [, wsUrl] = await p.waitFor(/cli\/main\.js ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
   const [, admin, adminToken] = await p.waitFor(/--admin (http:\/\/127\.0\.0\.1:\d+) --token (\S+)/);
   const c = await openWs(wsUrl!);
   t.teardown(() => c.close());
