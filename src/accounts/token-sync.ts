@@ -6,9 +6,10 @@
 // afterwards only store entries are touched (a config reload manages the static ones).
 
 import type { Config } from '../config/schema.js';
-import { hashToken, staticTokenRecord, type TokenRecord, type TokenTable } from '../gateway/token-table.js';
+import { staticTokenRecord, type TokenRecord, type TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import type { Store, TokenForGateway } from '../store/types.js';
+import { hashToken } from '../token-format.js';
 
 export interface TokenSyncOptions {
   log: Logger;

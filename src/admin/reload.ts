@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
 import { buildRuntime, type Runtime } from '../gateway/runtime.js';
-import { hashToken, staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
+import { staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
+import { hashToken } from '../token-format.js';
 import type { NodePool } from '../upstream/pool.js';
 
 export class ReloadError extends Error {

@@ -3,8 +3,7 @@
 import { parseArgs } from 'node:util';
 import { checkKnobs, type SimKnobs } from '../tools/sim/knobs.js';
 import { startSim } from '../tools/sim/node.js';
-
-class UsageError extends Error {}
+import { UsageError } from './usage-error.js';
 
 function num(flag: string, text: string, integer: boolean, min: number, max: number): number {
   const v = Number(text);

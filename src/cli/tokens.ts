@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { ConfigError, loadConfig, resolveConfig } from '../config/load.js';
 import { openStore } from '../store/open.js';
 import { StoreError, type Account, type ApiToken, type FullStore, type Stack } from '../store/types.js';
+import { UsageError } from './usage-error.js';
 
 export const TOKENS_USAGE = `usage:
   jumpgate tokens create --stack NAME [--label L]   create a token (the stack too, if new); prints it once
@@ -19,7 +20,6 @@ options:
   --store URL       use this store URL instead
   --json            machine-readable output`;
 
-class UsageError extends Error {}
 class RefusedError extends Error {}
 
 export interface CliIo {

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DEFAULTS, ENTRY_DEFAULTS } from './defaults.js';
+import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
 
 const expected = (what: string) => ({ error: `expected ${what}` });
 
@@ -57,7 +58,6 @@ export function isCidr(s: string): boolean {
 
 export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
 export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-export const TOKEN_RE = /^[A-Za-z0-9_-]{16,}$/;
 const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const STORE_URL_RE = /^(sqlite|postgres|postgresql):\/\//;
 
@@ -73,7 +73,7 @@ const NodeSchema = obj({
 });
 
 const TokenSchema = obj({
-  token: str('at least 16 characters from [A-Za-z0-9_-]', TOKEN_RE),
+  token: str(API_TOKEN_RULE, API_TOKEN_RE),
   stack: str('a stack name', /./),
   active: z.boolean(expected('true or false')),
 });

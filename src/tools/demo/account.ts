@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FullStore, Stack } from '../../store/types.js';
 import { hashPassword, verifyPassword } from '../../accounts/password.js';
+import { tokenPrefix } from '../../token-format.js';
 
 export const DEMO_EMAIL = 'demo@jumpgate.local';
 export const DEMO_STACK = 'demo';
@@ -73,7 +74,7 @@ export async function ensureDemoAccount(store: FullStore, dataDir: string): Prom
   let token = saved?.token ?? '';
   const tokens = await store.listTokens(account.id, stack.id);
   // The store keeps only hashes: the saved token is still good when a token with its prefix is.
-  const kept = token !== '' && tokens.some((t) => t.prefix === token.slice(0, 8) && t.label === DEMO_LABEL);
+  const kept = token !== '' && tokens.some((t) => t.prefix === tokenPrefix(token) && t.label === DEMO_LABEL);
   if (!kept) {
     token = (await store.createToken(account.id, stack.id, DEMO_LABEL)).token;
     changed = true;

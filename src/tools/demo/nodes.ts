@@ -1,6 +1,6 @@
 // Demo mode (`jumpgate start` with no config): three simulated nodes (one fast, one slower,
 // one lagging) and the banner with ready-to-paste commands; the demo account, stack and token
-// live in the account store (src/accounts/demo.ts).
+// live in the account store (account.ts).
 
 import { fileURLToPath } from 'node:url';
 import { startSim, type SimNode } from '../sim/node.js';

@@ -9,6 +9,7 @@
 
 import { Pool } from 'undici';
 import { LatencyHistogram, type LatencySummary } from '../../metrics/histogram.js';
+import { LoadRequest, requestBody, socketErrorKind, type RequestOwner } from './http-request.js';
 import { requestPath, type HttpBenchOptions } from './options.js';
 
 /** Latency percentiles in milliseconds. */
@@ -75,8 +76,6 @@ export interface HttpLive {
   stop(): void;
 }
 
-const ERROR_MEMBER = Buffer.from('"error":');
-const CODE_MEMBER = Buffer.from('"code":');
 const NOT_SENT = 'not sent (max pending reached)';
 const UNFINISHED = 'unfinished at end';
 
@@ -93,96 +92,7 @@ export function latencyMs(s: LatencySummary, sumUs: number): LatencyMs {
   };
 }
 
-/** The JSON-RPC error code after an `"error":` member at `at`, as text ('' if not found). */
-function codeAfter(chunk: Buffer, at: number): string {
-  const c = chunk.indexOf(CODE_MEMBER, at);
-  if (c < 0 || c > at + 64) return '';
-  let i = c + CODE_MEMBER.length;
-  while (chunk[i] === 0x20) i++;
-  const start = i;
-  if (chunk[i] === 0x2d) i++;
-  while (i < chunk.length && chunk[i]! >= 0x30 && chunk[i]! <= 0x39) i++;
-  return chunk.toString('latin1', start, i);
-}
-
-/** Builds the body once: one call, or a batch of `batch` calls with ids 1..batch. */
-export function requestBody(method: string, params: string | null, batch: number): Buffer {
-  const call = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}${params === null ? '' : `,"params":${params}`}}`;
-  if (batch === 0) return Buffer.from(call(1));
-  const parts: string[] = [];
-  for (let i = 1; i <= batch; i++) parts.push(call(i));
-  return Buffer.from('[' + parts.join(',') + ']');
-}
-
-/** One request in flight. Every field is set here so all requests share one shape. */
-class Req {
-  status = 0;
-  bytes = 0;
-  /** Error kind found in the body ('' = none yet). */
-  rpcError = '';
-  /** Last bytes of the previous chunk, so a member split across chunks is still found. */
-  tail: Buffer | null = null;
-  constructor(
-    readonly run: HttpRun,
-    /** Intended send time (open loop) or the send time (closed loop), ms. */
-    readonly intended: number,
-    /** When undici hands the request to a socket (set again in onConnect). */
-    public sentAt: number,
-    readonly measured: boolean,
-  ) {}
-
-  /** Called as the request is written to a connection: the actual send. */
-  onConnect(): void {
-    this.sentAt = performance.now();
-  }
-
-  onHeaders(status: number): boolean {
-    // 1xx informational answers come before the real one.
-    if (status >= 200) this.status = status;
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    this.bytes += chunk.length;
-    if (this.rpcError !== '' || this.status >= 300) return true;
-    const at = chunk.indexOf(ERROR_MEMBER);
-    if (at >= 0) {
-      // The code may sit in the next chunk: "?" then.
-      this.rpcError = 'JSON-RPC ' + (codeAfter(chunk, at) || '?');
-      return true;
-    }
-    if (this.tail !== null) {
-      const joined = Buffer.concat([this.tail, chunk.subarray(0, 80)]);
-      const j = joined.indexOf(ERROR_MEMBER);
-      if (j >= 0) {
-        this.rpcError = 'JSON-RPC ' + (codeAfter(joined, j) || '?');
-        return true;
-      }
-    }
-    this.tail = chunk.length >= 8 ? chunk.subarray(chunk.length - 8) : null;
-    return true;
-  }
-
-  onComplete(): void {
-    this.run.complete(this);
-  }
-
-  onError(err: Error): void {
-    this.run.fail(this, err);
-  }
-}
-
-function socketKind(err: Error & { code?: string }): string {
-  const code = err.code ?? '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
-  if (code === 'UND_ERR_SOCKET') {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    return 'socket ' + (cause ?? 'closed');
-  }
-  return 'socket ' + (code || err.name);
-}
-
-class HttpRun implements HttpLive {
+class HttpRun implements HttpLive, RequestOwner {
   phase: HttpLive['phase'] = 'warmup';
   sent = 0;
   answered = 0;
@@ -196,7 +106,7 @@ class HttpRun implements HttpLive {
   readonly kinds = new Map<string, number>();
   readonly hist = new LatencyHistogram({ digits: 3 });
   readonly service: LatencyHistogram | null;
-  readonly pending = new Set<Req>();
+  readonly pending = new Set<LoadRequest>();
   readonly pools: Pool[];
   readonly body: Buffer;
   readonly paths: string[];
@@ -262,7 +172,7 @@ class HttpRun implements HttpLive {
 
   send(i: number, intended: number, now: number): void {
     const measured = intended >= this.t0;
-    const req = new Req(this, intended, now, measured);
+    const req = new LoadRequest(this, intended, now, measured);
     if (measured) this.sent++;
     this.pending.add(req);
     const k = this.pools.length === 1 ? 0 : i % this.pools.length;
@@ -274,7 +184,7 @@ class HttpRun implements HttpLive {
     this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
   }
 
-  complete(req: Req): void {
+  complete(req: LoadRequest): void {
     const now = performance.now();
     this.pending.delete(req);
     this.allAnswered++;
@@ -297,9 +207,9 @@ class HttpRun implements HttpLive {
     this.after(now);
   }
 
-  fail(req: Req, err: Error): void {
+  fail(req: LoadRequest, err: Error): void {
     this.pending.delete(req);
-    if (req.measured) this.count(socketKind(err));
+    if (req.measured) this.count(socketErrorKind(err));
     this.after(performance.now());
   }
 

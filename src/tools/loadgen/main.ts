@@ -2,6 +2,6 @@
 // `node dist/src/tools/loadgen/main.js …`: the load generator on its own (what `jumpgate bench`
 // runs), for scripts and the scenario runner, which start it as a child process.
 
-import { runBenchCli } from '../../cli/bench.js';
+import { runBench } from './command.js';
 
-process.exitCode = await runBenchCli(process.argv.slice(2));
+process.exitCode = await runBench(process.argv.slice(2));

@@ -1,7 +1,8 @@
-// The in-memory token table the hot path authenticates against (src/gateway/tokens.ts).
+// The in-memory token table the hot path authenticates against (src/gateway/token-table.ts).
 
 import t from 'tap';
-import { hashToken, staticTokenRecord, TokenTable } from '../../../src/gateway/token-table.js';
+import { staticTokenRecord, TokenTable } from '../../../src/gateway/token-table.js';
+import { hashToken } from '../../../src/token-format.js';
 
 t.test('finds tokens by their hash only, whether added plain or hashed', async (t) => {
   const table = new TokenTable();

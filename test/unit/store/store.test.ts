@@ -12,7 +12,9 @@ import { hashPassword, verifyPassword } from '../../../src/accounts/password.js'
 import { silentLogger } from '../../../src/log.js';
 import { LatencyHistogram } from '../../../src/metrics/histogram.js';
 import { openStore, sqlitePath } from '../../../src/store/open.js';
-import { DAY_MS, HOUR_MS, MINUTE_MS, sha256Hex, type SqlStore } from '../../../src/store/sql.js';
+import type { SqlStore } from '../../../src/store/sql.js';
+import { sha256Hex } from '../../../src/store/sql/sessions.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../src/store/sql/usage.js';
 import { StoreError, type FullStore, type UsageRow } from '../../../src/store/types.js';
 import { startUsageFlush } from '../../../src/usage/flush.js';
 import { UsageMeter } from '../../../src/usage/meter.js';

@@ -9,7 +9,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import t from 'tap';
 import { runBenchCli } from '../../../src/cli/bench.js';
-import { latencyMs, requestBody, runHttpLoad, type HttpLoadResult } from '../../../src/tools/loadgen/http-load.js';
+import { latencyMs, runHttpLoad, type HttpLoadResult } from '../../../src/tools/loadgen/http-load.js';
+import { requestBody } from '../../../src/tools/loadgen/http-request.js';
 import { parseBenchArgs, type HttpBenchOptions } from '../../../src/tools/loadgen/options.js';
 import { httpTable, wsTable } from '../../../src/tools/loadgen/report.js';
 import { connectWs } from '../../../src/tools/loadgen/ws-client.js';

@@ -1,0 +1,94 @@
+// `jumpgate start`: the gateway from a config file, or without --config the demo (simulated
+// nodes and a demo account: src/tools/demo/). Runs until SIGTERM/SIGINT (graceful drain);
+// SIGHUP re-reads the config file.
+
+import { parseArgs } from 'node:util';
+import { ReloadError } from '../admin/reload.js';
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { startGateway } from '../lifecycle.js';
+import { createLogger } from '../log.js';
+import type { Demo } from '../tools/demo/start-demo.js';
+import { UsageError } from './usage-error.js';
+
+interface StartOptions {
+  config?: string;
+  port?: number;
+  data: string;
+}
+
+function parseStart(argv: string[]): StartOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, data: { type: 'string' } } }));
+  } catch (e) {
+    throw new UsageError((e as Error).message.split('\n')[0]!);
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
+  }
+  return { config: values.config, port, data: values.data ?? './data' };
+}
+
+/** `port`: the --port flag, which moves the WebSocket port along (to port + 1, or ephemeral with 0). */
+function configFromFile(path: string, port: number | undefined): Config {
+  const config = loadConfig(path);
+  if (port !== undefined) {
+    config.rpc.port = port;
+    config.rpc.wsPort = port === 0 ? 0 : port + 1;
+  }
+  if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], path);
+  return config;
+}
+
+export async function runStart(argv: string[]): Promise<void> {
+  const opts = parseStart(argv);
+  let demo: Demo | null = null;
+  let config: Config;
+  if (opts.config !== undefined) config = configFromFile(opts.config, opts.port);
+  else {
+    // The demo's modules (simulator included) load only here.
+    demo = await (await import('../tools/demo/start-demo.js')).prepareDemo(opts.data, opts.port);
+    config = demo.config;
+  }
+  const log = createLogger(config.log.level);
+  const prepareConfig = (c: Config): void => {
+    if (opts.port !== undefined) c.rpc.port = opts.port;
+  };
+  const gw = await startGateway(config, {
+    log,
+    configPath: opts.config,
+    prepareConfig,
+    adminOptional: demo !== null,
+    store: demo?.store,
+    consoleEphemeral: demo !== null && opts.port === 0,
+  }).catch(async (err: Error) => {
+    await demo?.nodes.close();
+    await demo?.store.close();
+    throw err;
+  });
+  if (demo !== null) process.stdout.write((await import('../tools/demo/start-demo.js')).startedText(demo, gw));
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    void gw
+      .drain()
+      .then(() => demo?.nodes.close())
+      .then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    log.info({ signal: 'SIGHUP' }, 'reloading config');
+    gw.reload().catch((err: Error) => {
+      if (err instanceof ReloadError) log.error({ reason: err.message }, 'config reload refused; nothing changed');
+      else log.error({ err }, 'config reload failed');
+    });
+  });
+}

@@ -1,0 +1,59 @@
+// The demo's part of `jumpgate start` without --config: the account store under the data
+// directory with the demo account in it, three simulated nodes, and a config that routes to
+// them; once the gateway runs, the text that tells the user what to try. Imported only when
+// the demo runs (a gateway started from a config never loads the simulator).
+
+import { join } from 'node:path';
+import { resolveConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { openStore } from '../../store/open.js';
+import type { FullStore } from '../../store/types.js';
+import { newAdminToken } from '../../token-format.js';
+import { ensureDemoAccount, type DemoAccount } from './account.js';
+import { demoBanner, startDemoNodes, type DemoNodes } from './nodes.js';
+
+export interface Demo {
+  config: Config;
+  /** The demo's account store (DATA_DIR/jumpgate.db), handed to the gateway. */
+  store: FullStore;
+  account: DemoAccount;
+  nodes: DemoNodes;
+}
+
+/** What the demo text needs from the started gateway. */
+export interface StartedGateway {
+  url: string;
+  wsPort: number;
+  console: { url: string } | null;
+  admin: { url: string } | null;
+}
+
+/** `port`: the --port flag (0 = every listener on an ephemeral port, as tests run it). */
+export async function prepareDemo(dataDir: string, port: number | undefined): Promise<Demo> {
+  // The demo keeps its account store, account, stack and token under --data (default ./data).
+  const store = await openStore(`sqlite://${join(dataDir, 'jumpgate.db')}`);
+  const account = await ensureDemoAccount(store, dataDir);
+  const nodes = await startDemoNodes();
+  // The demo's admin API gets a fresh token each run (printed by startedText); a busy port only skips it.
+  const admin = { token: newAdminToken() };
+  const ephemeral = port === 0;
+  const config = resolveConfig({
+    nodes: nodes.nodes,
+    admin,
+    console: ephemeral ? { port: 0 } : {},
+    rpc: port === undefined ? {} : { port, wsPort: ephemeral ? 0 : port + 1 },
+  });
+  return { config, store, account, nodes };
+}
+
+/** The banner with ready-to-paste commands, and the admin API line when its listener is up. */
+export function startedText(demo: Demo, gw: StartedGateway): string {
+  const { account, config } = demo;
+  const consoleLogin = gw.console === null ? null : { url: gw.console.url, email: account.email, password: account.password };
+  let text = demoBanner(gw.url, gw.wsPort, account.token, config.headers.brand, demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin) + '\n';
+  if (gw.admin !== null) {
+    const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
+    text += `Admin API (this run's token): jumpgate nodes ${a}\n  e.g. jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;
+  }
+  return text;
+}
