@@ -6,7 +6,7 @@ import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
-import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
 import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './token-table.js';
@@ -14,6 +14,10 @@ import type { TokenRecord } from './token-table.js';
 const EMPTY = '';
 const OK = '200 OK';
 const OK_BYTES = Buffer.from(OK);
+const NO_BODY = Buffer.alloc(0);
+
+/** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
+const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
 
 function hasTopLevelError(body: string | Buffer): boolean {
   return isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
@@ -138,7 +142,16 @@ export class Exchange implements CallOwner {
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
     const rt = this.rt;
     this.notification = a.notification;
-    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), !a.notification, this.slot, timeoutFor(rt, a.method), 0, 0);
+    spec.body = this.body!;
+    spec.method = a.method;
+    spec.retrySafe = !rt.noRetry.has(a.method);
+    spec.expectsAnswer = !a.notification;
+    spec.slot = this.slot;
+    spec.timeoutMs = timeoutFor(rt, a.method);
+    spec.from = 0;
+    spec.to = 0;
+    this.single = new UpstreamCall(this, rt.router, spec);
+    spec.body = NO_BODY;
     this.single.start();
   }
 
@@ -217,9 +230,17 @@ export class Exchange implements CallOwner {
         if (rt.noRetry.has(m)) safe = false;
         if (plan.kinds[order[k]!] === KIND_REQUEST) answered = true;
       }
-      const sub = buildSubBatch(this.body!, plan, order, from, to);
-      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, answered, this.slot, timeout, from, to));
+      spec.body = buildSubBatch(this.body!, plan, order, from, to);
+      spec.method = plan.methods[order[from]!]!;
+      spec.retrySafe = safe;
+      spec.expectsAnswer = answered;
+      spec.slot = this.slot;
+      spec.timeoutMs = timeout;
+      spec.from = from;
+      spec.to = to;
+      calls.push(new UpstreamCall(this, rt.router, spec));
     }
+    spec.body = NO_BODY;
     this.pending = calls.length;
     for (let i = 0; i < calls.length; i++) calls[i]!.start();
   }
