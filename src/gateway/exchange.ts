@@ -5,8 +5,9 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
-import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
+import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
+import { bookUsage, type BookedRequest } from '../usage/booking.js';
 import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './token-table.js';
@@ -18,10 +19,6 @@ const NO_BODY = Buffer.alloc(0);
 
 /** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
 const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
-
-function hasTopLevelError(body: string | Buffer): boolean {
-  return isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
-}
 
 /** Where a WebSocket call's answer goes. */
 export interface WsPeer {
@@ -55,7 +52,7 @@ function writeAnswer(): void {
   res.end(body, close || rt.draining);
 }
 
-export class Exchange implements CallOwner {
+export class Exchange implements CallOwner, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
@@ -95,6 +92,11 @@ export class Exchange implements CallOwner {
     if (peer !== null) return; // the caller hands the whole frame to start()
     if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
     else this.parts = [];
+  }
+
+  /** The single call's method once it was sent; null for batches and requests refused before. */
+  get method(): string | null {
+    return this.single === null ? null : this.single.method;
   }
 
   onAborted(): void {
@@ -305,8 +307,8 @@ export class Exchange implements CallOwner {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     const ms = performance.now() - this.startedAt;
-    this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, ms);
-    this.recordUsage(status, body, ms * 1000);
+    this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
+    bookUsage(this.rt.usage, this, status, body, ms * 1000);
     if (this.peer !== null) {
       // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
       if (body.length > 0) this.peer.deliver(body);
@@ -323,45 +325,6 @@ export class Exchange implements CallOwner {
     answer.ex = null;
     answer.body = EMPTY;
     this.settle();
-  }
-
-  /**
-   * Usage per token and method: each batch element is a call (bytes are booked under
-   * '(batch)'); a call counts as an error when the gateway refused or failed it, or when a
-   * single call's answer carries a JSON-RPC error. Latency (µs, first body byte to answer) is
-   * the request's: every element of a batch gets the whole batch's time.
-   */
-  private recordUsage(status: string, body: string | Buffer, us: number): void {
-    const u = this.rt.usage;
-    const id = this.token.id;
-    const out = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    const failed = status.charCodeAt(0) !== 0x32 ? 1 : 0; // not 2xx
-    const plan = this.plan;
-    if (plan === null) {
-      const method = this.single?.method ?? '(invalid)';
-      const rpcError = failed === 0 && out > 0 && hasTopLevelError(body);
-      u.record(id, method, 1, failed === 1 || rpcError ? 1 : 0, this.received, out, us);
-      return;
-    }
-    const results = this.outcomes;
-    // Batches usually repeat one method: book each run of equal methods in one record.
-    let runMethod: string | null = null;
-    let runCalls = 0;
-    let runErrors = 0;
-    for (let i = 0; i <= plan.count; i++) {
-      const invalid = i < plan.count && plan.kinds[i] === KIND_INVALID;
-      const method = i === plan.count ? null : invalid ? '(invalid)' : plan.methods[i]!;
-      if (method !== runMethod) {
-        if (runCalls > 0) u.record(id, runMethod!, runCalls, runErrors, 0, 0, us);
-        runMethod = method;
-        runCalls = 0;
-        runErrors = 0;
-      }
-      runCalls++;
-      if (invalid || failed === 1) runErrors++;
-    }
-    if (results !== null) for (const o of results) if (o.error !== null && failed === 0) u.record(id, '(batch)', 0, o.to - o.from, 0, 0);
-    u.record(id, '(batch)', 0, 0, this.received, out);
   }
 
   /** Counts the request out of the in-flight set exactly once. */
