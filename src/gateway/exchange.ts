@@ -3,12 +3,13 @@
 
 import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
 import { bookUsage, type BookedRequest } from '../usage/booking.js';
-import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
+import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
+import { H_CONTENT_TYPE, MODE_DEFAULT, V_JSON } from './headers.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './token-table.js';
 
@@ -52,7 +53,7 @@ function writeAnswer(): void {
   res.end(body, close || rt.draining);
 }
 
-export class Exchange implements CallOwner, BookedRequest {
+export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
@@ -140,7 +141,11 @@ export class Exchange implements CallOwner, BookedRequest {
     if (this.aborted) return this.settle();
     if (a.type === A_REPLY) return this.respond('200 OK', a.reply, '');
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
-    if (!this.applyAffinityAndLimits(a)) return;
+    const slot = admit(this.rt, a, this);
+    if (slot === REFUSED) return this.limited();
+    this.slot = slot;
+    // Default routing spreads a batch over nodes unless it got automatic IP affinity.
+    this.whole = this.mode !== MODE_DEFAULT || slot >= 0;
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
     const rt = this.rt;
     this.notification = a.notification;
@@ -170,45 +175,11 @@ export class Exchange implements CallOwner, BookedRequest {
     this.analyzeBody();
   }
 
-  /**
-   * Sets the affinity slot (README "Affinity and rate limits") and applies rate limits; answers 429 and returns false
-   * when a limit is hit. Hot-key buckets apply to explicit key affinity only: automatic IP
-   * affinity is the gateway's own choice and must not throttle a default-mode client.
-   */
-  private applyAffinityAndLimits(a: Analysis): boolean {
-    const rt = this.rt;
-    const plan = a.plan;
-    let calls = 1;
-    let auto = false;
-    if (plan !== null) {
-      calls = 0;
-      for (let i = 0; i < plan.count; i++) {
-        if (plan.kinds[i] === KIND_INVALID) continue;
-        calls++;
-        if (!auto && rt.autoAffinity.has(plan.methods[i]!)) auto = true;
-      }
-    } else auto = a.type === A_SINGLE && rt.autoAffinity.has(a.method);
-    const now = performance.now();
-    if (this.mode === MODE_KEY) {
-      const byIp = this.key === '';
-      const key = byIp ? this.clientIp() : this.key;
-      this.slot = rt.slots.slot(key);
-      if (!rt.limiter.allowKey(key, byIp, calls, now)) return this.limited();
-    } else if (this.mode === MODE_DEFAULT && auto) {
-      this.slot = rt.slots.slot(this.clientIp());
-    }
-    this.whole = this.mode !== MODE_DEFAULT || auto;
-    if (!rt.limiter.allowToken(this.token.id, calls, now)) return this.limited();
-    if (!rt.limiter.allowMethods(this.token.id, plan === null ? a.method : plan.methods, now)) return this.limited();
-    return true;
-  }
-
-  private limited(): false {
+  private limited(): void {
     const l = this.rt.limiter;
     this.rt.metrics.rateLimited(l.scope);
     const id = rawIdOf(this.body!);
     this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope: l.scope, retryAfterMs: l.retryAfterMs }), '', false, String(Math.ceil(l.retryAfterMs / 1000)));
-    return false;
   }
 
   private startBatch(plan: BatchPlan): void {
