@@ -1,64 +1,32 @@
-// One client HTTP request from the first body byte to the answer. Fields are all set in the
-// constructor (one V8 shape); the uWS response must not be touched after onAborted.
+// One client request from its whole body to the answer, the same for HTTP and WebSocket
+// calls: analysis (inline or in a worker), affinity and rate limits, the single call or the
+// batch's sub-batches, the merge, then the answer through a Responder. Fields are all set in
+// the constructor (one V8 shape).
 
-import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
-import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
+import { buildSubBatch, forwardable, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
 import { bookUsage, type BookedRequest } from '../usage/booking.js';
 import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
-import { H_CONTENT_TYPE, MODE_DEFAULT, V_JSON } from './headers.js';
+import { MODE_DEFAULT } from './headers.js';
+import type { Responder } from './responder.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './token-table.js';
 
 const EMPTY = '';
 const OK = '200 OK';
-const OK_BYTES = Buffer.from(OK);
 const NO_BODY = Buffer.alloc(0);
 
 /** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
 const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
-
-/** Where a WebSocket call's answer goes. */
-export interface WsPeer {
-  readonly ip: string;
-  deliver(body: string | Buffer): void;
-}
-
-/** The response `writeAnswer` writes (uWS calls it synchronously inside cork). */
-const answer = { ex: null as Exchange | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
-
-function writeAnswer(): void {
-  const { ex, status, body, nodeIds, close, retryAfter } = answer;
-  const res = ex!.res!;
-  const rt = ex!.rt;
-  const cors = ex!.corsOrigin;
-  res.writeStatus(status === OK ? OK_BYTES : status);
-  if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
-    // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
-    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds));
-    res.end(body, close || rt.draining);
-    return;
-  }
-  if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
-  if (cors !== '') {
-    res.writeHeader('access-control-allow-origin', cors);
-    res.writeHeader('access-control-expose-headers', rt.names.node);
-    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
-  }
-  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
-  if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
-  res.end(body, close || rt.draining);
-}
 
 export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
   received = 0;
-  parts: Buffer[] | null = null;
   single: UpstreamCall | null = null;
   notification = false;
   plan: BatchPlan | null = null;
@@ -74,25 +42,16 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   private settled = false;
 
   constructor(
-    /** The HTTP response; null when the call came over a WebSocket (`peer`). */
-    readonly res: HttpResponse | null,
     readonly rt: Runtime,
     readonly token: TokenRecord,
-    /** Value for Access-Control-Allow-Origin, '' for none. */
-    readonly corsOrigin: string,
+    /** The transport's side: HTTP response or WebSocket connection. */
+    readonly responder: Responder,
+    /** MODE_DEFAULT, MODE_KEY or MODE_NODE (headers.ts). */
     readonly mode: number,
+    /** The affinity key under key mode, else ''. */
     readonly key: string,
-    /** Content-Length, or -1 when the body is chunked. */
-    readonly expected: number,
-    /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
-    readonly xff: string,
-    /** Set for calls made over a WebSocket: the answer goes back on the socket. */
-    readonly peer: WsPeer | null = null,
   ) {
     rt.inflight++;
-    if (peer !== null) return; // the caller hands the whole frame to start()
-    if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
-    else this.parts = [];
   }
 
   /** The single call's method once it was sent; null for batches and requests refused before. */
@@ -100,31 +59,14 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     return this.single === null ? null : this.single.method;
   }
 
-  onAborted(): void {
-    this.aborted = true;
-    this.settle();
+  clientIp(): string {
+    return this.responder.clientIp();
   }
 
-  onChunk(chunk: ArrayBuffer, isLast: boolean): void {
-    if (this.finished) return;
-    const n = chunk.byteLength;
-    if (this.received + n > this.rt.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
-      this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
-      return;
-    }
-    // uWS reuses the chunk's memory after this callback returns: copy now.
-    if (this.body !== null) this.body.set(new Uint8Array(chunk), this.received);
-    else this.parts!.push(Buffer.from(new Uint8Array(chunk)));
-    this.received += n;
-    if (!isLast) return;
-    if (this.body === null) this.body = this.rt.offload.concat(this.parts!, this.received);
-    else if (this.received < this.body.length) this.body = this.body.subarray(0, this.received);
-    this.parts = null;
-    this.analyzeBody();
-  }
-
-  private analyzeBody(): void {
-    const body = this.body!;
+  /** The request's whole body has arrived. */
+  start(body: Buffer): void {
+    this.body = body;
+    this.received = body.length;
     const off = this.rt.offload;
     if (off.offloadParse(body.length)) {
       off.analyze(body, this.rt.maxBatch).then(
@@ -137,9 +79,21 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     } else this.route(off.analyzeInline(body, this.rt.maxBatch));
   }
 
+  /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
+  abort(): void {
+    this.aborted = true;
+    this.settle();
+  }
+
+  /** The body outgrew limits.maxBodyBytes while streaming in, after `received` bytes: 413, connection closed. */
+  bodyTooLarge(received: number): void {
+    this.received = received;
+    this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
+  }
+
   route(a: Analysis): void {
     if (this.aborted) return this.settle();
-    if (a.type === A_REPLY) return this.respond('200 OK', a.reply, '');
+    if (a.type === A_REPLY) return this.respond(OK, a.reply, '');
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
     const slot = admit(this.rt, a, this);
     if (slot === REFUSED) return this.limited();
@@ -153,26 +107,13 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     spec.method = a.method;
     spec.retrySafe = !rt.noRetry.has(a.method);
     spec.expectsAnswer = !a.notification;
-    spec.slot = this.slot;
+    spec.slot = slot;
     spec.timeoutMs = timeoutFor(rt, a.method);
     spec.from = 0;
     spec.to = 0;
     this.single = new UpstreamCall(this, rt.router, spec);
     spec.body = NO_BODY;
     this.single.start();
-  }
-
-  /** The client's IP (trusted proxies considered); only while the response is open. */
-  clientIp(): string {
-    if (this.peer !== null) return this.peer.ip;
-    return this.rt.clientIp.resolve(Buffer.from(this.res!.getRemoteAddressAsText()).toString(), this.xff);
-  }
-
-  /** A WebSocket frame's whole body (the HTTP path streams it in through onChunk). */
-  start(body: Buffer): void {
-    this.body = body;
-    this.received = body.length;
-    this.analyzeBody();
   }
 
   private limited(): void {
@@ -270,31 +211,17 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   }
 
   /** Gateway error answer; `close` drops the connection (body left unread). */
-  fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
+  private fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
     this.respond(statusLine(e.http), errorBody(e, id, data), '', close);
   }
 
-  respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
+  private respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     const ms = performance.now() - this.startedAt;
     this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
     bookUsage(this.rt.usage, this, status, body, ms * 1000);
-    if (this.peer !== null) {
-      // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
-      if (body.length > 0) this.peer.deliver(body);
-      return this.settle();
-    }
-    // The answer's parts go to a module-level writer through `answer`, not a closure per response.
-    answer.ex = this;
-    answer.status = status;
-    answer.body = body;
-    answer.nodeIds = nodeIds;
-    answer.close = close;
-    answer.retryAfter = retryAfter;
-    this.res!.cork(writeAnswer);
-    answer.ex = null;
-    answer.body = EMPTY;
+    this.responder.answer(status, body, nodeIds, close, retryAfter);
     this.settle();
   }
 
