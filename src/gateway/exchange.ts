@@ -1,7 +1,7 @@
-// One client request from its whole body to the answer, the same for HTTP and WebSocket
-// calls: analysis (inline or in a worker), affinity and rate limits, the single call or the
-// batch's sub-batches, the merge, then the answer through a Responder. Fields are all set in
-// the constructor (one V8 shape).
+// One client request, from its accepted headers (HTTP) or frame (WebSocket) to the answer, the
+// same for both transports: analysis (inline or in a worker), affinity and rate limits, the
+// single call or the batch's sub-batches, the merge, then the answer through a Responder.
+// Fields are all set in the constructor (one V8 shape).
 
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
@@ -91,7 +91,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
   }
 
-  route(a: Analysis): void {
+  private route(a: Analysis): void {
     if (this.aborted) return this.settle();
     if (a.type === A_REPLY) return this.respond(OK, a.reply, '');
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);

@@ -12,10 +12,10 @@ const OK = '200 OK';
 const OK_BYTES = Buffer.from(OK);
 
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
-const pending = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
+const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
 
 function writeAnswer(): void {
-  const { to, status, body, nodeIds, close, retryAfter } = pending;
+  const { to, status, body, nodeIds, close, retryAfter } = toWrite;
   const res = to!.res;
   const rt = to!.rt;
   const cors = to!.corsOrigin;
@@ -95,15 +95,15 @@ export class HttpResponder implements Responder {
 
   answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
     this.answered = true;
-    pending.to = this;
-    pending.status = status;
-    pending.body = body;
-    pending.nodeIds = nodeIds;
-    pending.close = close;
-    pending.retryAfter = retryAfter;
+    toWrite.to = this;
+    toWrite.status = status;
+    toWrite.body = body;
+    toWrite.nodeIds = nodeIds;
+    toWrite.close = close;
+    toWrite.retryAfter = retryAfter;
     this.res.cork(writeAnswer);
-    pending.to = null;
-    pending.body = EMPTY;
+    toWrite.to = null;
+    toWrite.body = EMPTY;
   }
 
   /** Only while the response is open. */
