@@ -1,62 +1,32 @@
-// One client HTTP request from the first body byte to the answer. Fields are all set in the
-// constructor (one V8 shape); the uWS response must not be touched after onAborted.
+// One client request, from its accepted headers (HTTP) or frame (WebSocket) to the answer, the
+// same for both transports: analysis (inline or in a worker), affinity and rate limits, the
+// single call or the batch's sub-batches, the merge, then the answer through a Responder.
+// Fields are all set in the constructor (one V8 shape).
 
-import type { HttpResponse } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, KIND_INVALID, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
-import { forwardable, buildSubBatch, type SubOutcome } from '../rpc/batch.js';
-import { isErrorAnswer, rawIdOf } from '../rpc/scan.js';
-import { UpstreamCall, type CallOwner } from '../upstream/call.js';
-import { H_CONTENT_TYPE, MODE_DEFAULT, MODE_KEY, V_JSON } from './headers.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { buildSubBatch, forwardable, type SubOutcome } from '../rpc/batch.js';
+import { rawIdOf } from '../rpc/scan.js';
+import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
+import { bookUsage, type BookedRequest } from '../usage/booking.js';
+import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
+import { MODE_DEFAULT } from './headers.js';
+import type { Responder } from './responder.js';
 import { timeoutFor, type Runtime } from './runtime.js';
 import type { TokenRecord } from './token-table.js';
 
 const EMPTY = '';
 const OK = '200 OK';
-const OK_BYTES = Buffer.from(OK);
+const NO_BODY = Buffer.alloc(0);
 
-function hasTopLevelError(body: string | Buffer): boolean {
-  return isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
-}
+/** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
+const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
 
-/** Where a WebSocket call's answer goes. */
-export interface WsPeer {
-  readonly ip: string;
-  deliver(body: string | Buffer): void;
-}
-
-/** The response `writeAnswer` writes (uWS calls it synchronously inside cork). */
-const answer = { ex: null as Exchange | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
-
-function writeAnswer(): void {
-  const { ex, status, body, nodeIds, close, retryAfter } = answer;
-  const res = ex!.res!;
-  const rt = ex!.rt;
-  const cors = ex!.corsOrigin;
-  res.writeStatus(status === OK ? OK_BYTES : status);
-  if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
-    // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
-    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds));
-    res.end(body, close || rt.draining);
-    return;
-  }
-  if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
-  if (cors !== '') {
-    res.writeHeader('access-control-allow-origin', cors);
-    res.writeHeader('access-control-expose-headers', rt.names.node);
-    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
-  }
-  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
-  if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
-  res.end(body, close || rt.draining);
-}
-
-export class Exchange implements CallOwner {
+export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
   received = 0;
-  parts: Buffer[] | null = null;
   single: UpstreamCall | null = null;
   notification = false;
   plan: BatchPlan | null = null;
@@ -72,52 +42,31 @@ export class Exchange implements CallOwner {
   private settled = false;
 
   constructor(
-    /** The HTTP response; null when the call came over a WebSocket (`peer`). */
-    readonly res: HttpResponse | null,
     readonly rt: Runtime,
     readonly token: TokenRecord,
-    /** Value for Access-Control-Allow-Origin, '' for none. */
-    readonly corsOrigin: string,
+    /** The transport's side: HTTP response or WebSocket connection. */
+    readonly responder: Responder,
+    /** MODE_DEFAULT, MODE_KEY or MODE_NODE (headers.ts). */
     readonly mode: number,
+    /** The affinity key under key mode, else ''. */
     readonly key: string,
-    /** Content-Length, or -1 when the body is chunked. */
-    readonly expected: number,
-    /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
-    readonly xff: string,
-    /** Set for calls made over a WebSocket: the answer goes back on the socket. */
-    readonly peer: WsPeer | null = null,
   ) {
     rt.inflight++;
-    if (peer !== null) return; // the caller hands the whole frame to start()
-    if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
-    else this.parts = [];
   }
 
-  onAborted(): void {
-    this.aborted = true;
-    this.settle();
+  /** The single call's method once it was sent; null for batches and requests refused before. */
+  get method(): string | null {
+    return this.single === null ? null : this.single.method;
   }
 
-  onChunk(chunk: ArrayBuffer, isLast: boolean): void {
-    if (this.finished) return;
-    const n = chunk.byteLength;
-    if (this.received + n > this.rt.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
-      this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
-      return;
-    }
-    // uWS reuses the chunk's memory after this callback returns: copy now.
-    if (this.body !== null) this.body.set(new Uint8Array(chunk), this.received);
-    else this.parts!.push(Buffer.from(new Uint8Array(chunk)));
-    this.received += n;
-    if (!isLast) return;
-    if (this.body === null) this.body = this.rt.offload.concat(this.parts!, this.received);
-    else if (this.received < this.body.length) this.body = this.body.subarray(0, this.received);
-    this.parts = null;
-    this.analyzeBody();
+  clientIp(): string {
+    return this.responder.clientIp();
   }
 
-  private analyzeBody(): void {
-    const body = this.body!;
+  /** The request's whole body has arrived. */
+  start(body: Buffer): void {
+    this.body = body;
+    this.received = body.length;
     const off = this.rt.offload;
     if (off.offloadParse(body.length)) {
       off.analyze(body, this.rt.maxBatch).then(
@@ -130,70 +79,48 @@ export class Exchange implements CallOwner {
     } else this.route(off.analyzeInline(body, this.rt.maxBatch));
   }
 
-  route(a: Analysis): void {
+  /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
+  abort(): void {
+    this.aborted = true;
+    this.settle();
+  }
+
+  /** The body outgrew limits.maxBodyBytes while streaming in, after `received` bytes: 413, connection closed. */
+  bodyTooLarge(received: number): void {
+    this.received = received;
+    this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
+  }
+
+  private route(a: Analysis): void {
     if (this.aborted) return this.settle();
-    if (a.type === A_REPLY) return this.respond('200 OK', a.reply, '');
+    if (a.type === A_REPLY) return this.respond(OK, a.reply, '');
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
-    if (!this.applyAffinityAndLimits(a)) return;
+    const slot = admit(this.rt, a, this);
+    if (slot === REFUSED) return this.limited();
+    this.slot = slot;
+    // Default routing spreads a batch over nodes unless it got automatic IP affinity.
+    this.whole = this.mode !== MODE_DEFAULT || slot >= 0;
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
     const rt = this.rt;
     this.notification = a.notification;
-    this.single = new UpstreamCall(this, rt.router, this.body!, a.method, !rt.noRetry.has(a.method), !a.notification, this.slot, timeoutFor(rt, a.method), 0, 0);
+    spec.body = this.body!;
+    spec.method = a.method;
+    spec.retrySafe = !rt.noRetry.has(a.method);
+    spec.expectsAnswer = !a.notification;
+    spec.slot = slot;
+    spec.timeoutMs = timeoutFor(rt, a.method);
+    spec.from = 0;
+    spec.to = 0;
+    this.single = new UpstreamCall(this, rt.router, spec);
+    spec.body = NO_BODY;
     this.single.start();
   }
 
-  /** The client's IP (trusted proxies considered); only while the response is open. */
-  clientIp(): string {
-    if (this.peer !== null) return this.peer.ip;
-    return this.rt.clientIp.resolve(Buffer.from(this.res!.getRemoteAddressAsText()).toString(), this.xff);
-  }
-
-  /** A WebSocket frame's whole body (the HTTP path streams it in through onChunk). */
-  start(body: Buffer): void {
-    this.body = body;
-    this.received = body.length;
-    this.analyzeBody();
-  }
-
-  /**
-   * Sets the affinity slot (README "Affinity and rate limits") and applies rate limits; answers 429 and returns false
-   * when a limit is hit. Hot-key buckets apply to explicit key affinity only: automatic IP
-   * affinity is the gateway's own choice and must not throttle a default-mode client.
-   */
-  private applyAffinityAndLimits(a: Analysis): boolean {
-    const rt = this.rt;
-    const plan = a.plan;
-    let calls = 1;
-    let auto = false;
-    if (plan !== null) {
-      calls = 0;
-      for (let i = 0; i < plan.count; i++) {
-        if (plan.kinds[i] === KIND_INVALID) continue;
-        calls++;
-        if (!auto && rt.autoAffinity.has(plan.methods[i]!)) auto = true;
-      }
-    } else auto = a.type === A_SINGLE && rt.autoAffinity.has(a.method);
-    const now = performance.now();
-    if (this.mode === MODE_KEY) {
-      const byIp = this.key === '';
-      const key = byIp ? this.clientIp() : this.key;
-      this.slot = rt.slots.slot(key);
-      if (!rt.limiter.allowKey(key, byIp, calls, now)) return this.limited();
-    } else if (this.mode === MODE_DEFAULT && auto) {
-      this.slot = rt.slots.slot(this.clientIp());
-    }
-    this.whole = this.mode !== MODE_DEFAULT || auto;
-    if (!rt.limiter.allowToken(this.token.id, calls, now)) return this.limited();
-    if (!rt.limiter.allowMethods(this.token.id, plan === null ? a.method : plan.methods, now)) return this.limited();
-    return true;
-  }
-
-  private limited(): false {
+  private limited(): void {
     const l = this.rt.limiter;
     this.rt.metrics.rateLimited(l.scope);
     const id = rawIdOf(this.body!);
     this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope: l.scope, retryAfterMs: l.retryAfterMs }), '', false, String(Math.ceil(l.retryAfterMs / 1000)));
-    return false;
   }
 
   private startBatch(plan: BatchPlan): void {
@@ -217,9 +144,17 @@ export class Exchange implements CallOwner {
         if (rt.noRetry.has(m)) safe = false;
         if (plan.kinds[order[k]!] === KIND_REQUEST) answered = true;
       }
-      const sub = buildSubBatch(this.body!, plan, order, from, to);
-      calls.push(new UpstreamCall(this, rt.router, sub, plan.methods[order[from]!]!, safe, answered, this.slot, timeout, from, to));
+      spec.body = buildSubBatch(this.body!, plan, order, from, to);
+      spec.method = plan.methods[order[from]!]!;
+      spec.retrySafe = safe;
+      spec.expectsAnswer = answered;
+      spec.slot = this.slot;
+      spec.timeoutMs = timeout;
+      spec.from = from;
+      spec.to = to;
+      calls.push(new UpstreamCall(this, rt.router, spec));
     }
+    spec.body = NO_BODY;
     this.pending = calls.length;
     for (let i = 0; i < calls.length; i++) calls[i]!.start();
   }
@@ -276,71 +211,18 @@ export class Exchange implements CallOwner {
   }
 
   /** Gateway error answer; `close` drops the connection (body left unread). */
-  fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
+  private fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
     this.respond(statusLine(e.http), errorBody(e, id, data), '', close);
   }
 
-  respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
+  private respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     const ms = performance.now() - this.startedAt;
-    this.rt.metrics.request(this.single?.method ?? '', this.plan !== null, status, nodeIds, ms);
-    this.recordUsage(status, body, ms * 1000);
-    if (this.peer !== null) {
-      // Over a WebSocket only the JSON-RPC body travels; notifications get nothing back.
-      if (body.length > 0) this.peer.deliver(body);
-      return this.settle();
-    }
-    // The answer's parts go to a module-level writer through `answer`, not a closure per response.
-    answer.ex = this;
-    answer.status = status;
-    answer.body = body;
-    answer.nodeIds = nodeIds;
-    answer.close = close;
-    answer.retryAfter = retryAfter;
-    this.res!.cork(writeAnswer);
-    answer.ex = null;
-    answer.body = EMPTY;
+    this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
+    bookUsage(this.rt.usage, this, status, body, ms * 1000);
+    this.responder.answer(status, body, nodeIds, close, retryAfter);
     this.settle();
-  }
-
-  /**
-   * Usage per token and method: each batch element is a call (bytes are booked under
-   * '(batch)'); a call counts as an error when the gateway refused or failed it, or when a
-   * single call's answer carries a JSON-RPC error. Latency (µs, first body byte to answer) is
-   * the request's: every element of a batch gets the whole batch's time.
-   */
-  private recordUsage(status: string, body: string | Buffer, us: number): void {
-    const u = this.rt.usage;
-    const id = this.token.id;
-    const out = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    const failed = status.charCodeAt(0) !== 0x32 ? 1 : 0; // not 2xx
-    const plan = this.plan;
-    if (plan === null) {
-      const method = this.single?.method ?? '(invalid)';
-      const rpcError = failed === 0 && out > 0 && hasTopLevelError(body);
-      u.record(id, method, 1, failed === 1 || rpcError ? 1 : 0, this.received, out, us);
-      return;
-    }
-    const results = this.outcomes;
-    // Batches usually repeat one method: book each run of equal methods in one record.
-    let runMethod: string | null = null;
-    let runCalls = 0;
-    let runErrors = 0;
-    for (let i = 0; i <= plan.count; i++) {
-      const invalid = i < plan.count && plan.kinds[i] === KIND_INVALID;
-      const method = i === plan.count ? null : invalid ? '(invalid)' : plan.methods[i]!;
-      if (method !== runMethod) {
-        if (runCalls > 0) u.record(id, runMethod!, runCalls, runErrors, 0, 0, us);
-        runMethod = method;
-        runCalls = 0;
-        runErrors = 0;
-      }
-      runCalls++;
-      if (invalid || failed === 1) runErrors++;
-    }
-    if (results !== null) for (const o of results) if (o.error !== null && failed === 0) u.record(id, '(batch)', 0, o.to - o.from, 0, 0);
-    u.record(id, '(batch)', 0, 0, this.received, out);
   }
 
   /** Counts the request out of the in-flight set exactly once. */

@@ -1,10 +1,12 @@
 // The RPC listener (README "Public interface"): routing, CORS, token and header checks in the
-// synchronous part of the uWS handler, then the body streams into an Exchange.
+// synchronous part of the uWS handler, then the body streams into an Exchange through an
+// HttpResponder, which also writes the answer.
 
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
 import { H_CONTENT_LENGTH, H_CONTENT_TYPE, H_FORWARDED_FOR, H_ORIGIN, isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
+import { HttpResponder } from './http-responder.js';
 import type { Runtime } from './runtime.js';
 
 export interface RuntimeRef {
@@ -143,9 +145,8 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   if (Number.isNaN(expected)) return replyNow(res, rt, Errors.badHeaders, cors, { reason: 'invalid Content-Length' }, true);
 
   const xff = rt.clientIp.enabled ? req.getHeader(H_FORWARDED_FOR) : '';
-  const ex = new Exchange(res, rt, record, cors, mode, mode === MODE_KEY ? key : '', expected, xff);
-  res.onAborted(() => ex.onAborted());
-  res.onData((chunk, isLast) => ex.onChunk(chunk, isLast));
+  const http = new HttpResponder(res, rt, cors, expected, xff);
+  http.receive(new Exchange(rt, record, http, mode, mode === MODE_KEY ? key : ''));
 }
 
 export function attachRpcRoutes(app: TemplatedApp, ref: RuntimeRef): TemplatedApp {

@@ -5,10 +5,11 @@
 
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from 'uWebSockets.js';
 import { errorBody, Errors, RpcErrors, rpcErrorBody, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { Exchange, type WsPeer } from './exchange.js';
+import { Exchange } from './exchange.js';
 import { MODE_DEFAULT } from './headers.js';
 import { pathToken, type RuntimeRef } from './http-listener.js';
 import type { TokenRecord } from './token-table.js';
+import { WsResponder, type WsPeer } from './ws-responder.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UsageMeter, WS_NOTIFICATIONS, WS_OTHER } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from '../upstream/ws/frames.js';
@@ -34,13 +35,17 @@ export class WsClient implements Subscriber, WsPeer {
   messagesIn = 0;
   bytesIn = 0;
   bytesOut = 0;
+  /** Answers the calls forwarded from this connection. */
+  readonly responder: WsResponder;
 
   constructor(
     readonly token: TokenRecord,
     readonly ip: string,
     private readonly maxBuffered: number,
     readonly usage: UsageMeter,
-  ) {}
+  ) {
+    this.responder = new WsResponder(this);
+  }
 
   /** Subscription answers (booked as WS usage). */
   send(text: string): void {
@@ -188,8 +193,7 @@ function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionH
       }
     }
   }
-  // Any other call, batch or malformed request: the HTTP path validates, routes and answers.
-  const rt = ref.rt;
-  const ex = new Exchange(null, rt, c.token, '', MODE_DEFAULT, '', -1, '', c);
-  ex.start(frame);
+  // Any other call, batch or malformed request: the request core HTTP calls use validates,
+  // routes and answers it, here on the socket.
+  new Exchange(ref.rt, c.token, c.responder, MODE_DEFAULT, '').start(frame);
 }

@@ -108,6 +108,26 @@ class Attempt implements AttemptSink {
   }
 }
 
+/**
+ * What a call sends and how it may be retried. The constructor copies it, so a caller can
+ * refill one spec for every call it makes: no object per call beyond the call itself.
+ */
+export interface CallSpec {
+  body: Buffer;
+  /** Method for timeouts and logs (first method of a sub-batch). */
+  method: string;
+  /** False when a method in this call must not be repeated after it may have run. */
+  retrySafe: boolean;
+  /** False for notifications only: the node owes no body, an empty 2xx is success. */
+  expectsAnswer: boolean;
+  /** Affinity hash slot: the router follows the slot's node sequence; -1 = default routing. */
+  slot: number;
+  timeoutMs: number;
+  /** Sub-batch range in the owner's order (unused for single requests). */
+  from: number;
+  to: number;
+}
+
 export class UpstreamCall {
   /** Set on success: the node's body (2xx, or a 4xx other than 429, passed through). */
   response: Buffer | null = null;
@@ -120,24 +140,30 @@ export class UpstreamCall {
   tried = 0;
   private lastFailure = F_NONE;
   private lastReason = '';
+  readonly body: Buffer;
+  readonly method: string;
+  readonly retrySafe: boolean;
+  readonly expectsAnswer: boolean;
+  readonly slot: number;
+  readonly timeoutMs: number;
+  readonly from: number;
+  readonly to: number;
 
   constructor(
+    /** Told when the call is finished. */
     readonly owner: CallOwner,
     readonly router: Router,
-    readonly body: Buffer,
-    /** Method for timeouts and logs (first method of a sub-batch). */
-    readonly method: string,
-    /** False when a method in this call must not be repeated after it may have run. */
-    readonly retrySafe: boolean,
-    /** False for notifications only: the node owes no body, an empty 2xx is success. */
-    readonly expectsAnswer: boolean,
-    /** Affinity hash slot: the router follows the slot's node sequence; -1 = default routing. */
-    readonly slot: number,
-    readonly timeoutMs: number,
-    /** Sub-batch range in the owner's order (unused for single requests). */
-    readonly from: number,
-    readonly to: number,
-  ) {}
+    spec: CallSpec,
+  ) {
+    this.body = spec.body;
+    this.method = spec.method;
+    this.retrySafe = spec.retrySafe;
+    this.expectsAnswer = spec.expectsAnswer;
+    this.slot = spec.slot;
+    this.timeoutMs = spec.timeoutMs;
+    this.from = spec.from;
+    this.to = spec.to;
+  }
 
   start(): void {
     const node = this.router.route(this);

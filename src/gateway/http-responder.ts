@@ -1,0 +1,113 @@
+// The HTTP side of one client request: streams the body in from uWS and writes the answer.
+// The uWS response must not be touched after onAborted (the Exchange never answers then).
+
+import type { HttpResponse } from 'uWebSockets.js';
+import type { Exchange } from './exchange.js';
+import { H_CONTENT_TYPE, V_JSON } from './headers.js';
+import type { Responder } from './responder.js';
+import type { Runtime } from './runtime.js';
+
+const EMPTY = '';
+const OK = '200 OK';
+const OK_BYTES = Buffer.from(OK);
+
+/** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
+const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
+
+function writeAnswer(): void {
+  const { to, status, body, nodeIds, close, retryAfter } = toWrite;
+  const res = to!.res;
+  const rt = to!.rt;
+  const cors = to!.corsOrigin;
+  res.writeStatus(status === OK ? OK_BYTES : status);
+  if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
+    // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
+    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds));
+    res.end(body, close || rt.draining);
+    return;
+  }
+  if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
+  if (cors !== '') {
+    res.writeHeader('access-control-allow-origin', cors);
+    res.writeHeader('access-control-expose-headers', rt.names.node);
+    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+  }
+  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
+  if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
+  res.end(body, close || rt.draining);
+}
+
+export class HttpResponder implements Responder {
+  /** Set by receive(), before uWS delivers any body byte. */
+  private exchange: Exchange | null = null;
+  /** Sized from Content-Length; null while a chunked body arrives in `parts`. */
+  private body: Buffer | null = null;
+  private parts: Buffer[] | null = null;
+  private received = 0;
+  private answered = false;
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly rt: Runtime,
+    /** Value for Access-Control-Allow-Origin, '' for none. */
+    readonly corsOrigin: string,
+    /** Content-Length, or -1 when the body is chunked. */
+    expected: number,
+    /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
+    private readonly forwardedFor: string,
+  ) {
+    // A body large enough for the workers goes straight into shared memory: they read it without a copy.
+    if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
+    else this.parts = [];
+  }
+
+  /** Streams the request body into `ex`, which answers through this responder. */
+  receive(ex: Exchange): void {
+    this.exchange = ex;
+    this.res.onAborted(() => this.onAborted());
+    this.res.onData((chunk, isLast) => this.onChunk(chunk, isLast));
+  }
+
+  private onAborted(): void {
+    this.exchange!.abort();
+  }
+
+  private onChunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.answered) return;
+    const n = chunk.byteLength;
+    if (this.received + n > this.rt.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
+      this.exchange!.bodyTooLarge(this.received);
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy now.
+    if (this.body !== null) this.body.set(new Uint8Array(chunk), this.received);
+    else this.parts!.push(Buffer.from(new Uint8Array(chunk)));
+    this.received += n;
+    if (!isLast) return;
+    let body = this.body;
+    if (body === null) body = this.rt.offload.concat(this.parts!, this.received);
+    else if (this.received < body.length) body = body.subarray(0, this.received);
+    // The Exchange holds the body from here on.
+    this.body = null;
+    this.parts = null;
+    this.exchange!.start(body);
+  }
+
+  answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
+    this.answered = true;
+    toWrite.to = this;
+    toWrite.status = status;
+    toWrite.body = body;
+    toWrite.nodeIds = nodeIds;
+    toWrite.close = close;
+    toWrite.retryAfter = retryAfter;
+    this.res.cork(writeAnswer);
+    toWrite.to = null;
+    toWrite.body = EMPTY;
+  }
+
+  /** Only while the response is open. */
+  clientIp(): string {
+    return this.rt.clientIp.resolve(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor);
+  }
+}

@@ -1,0 +1,25 @@
+// Answers to calls forwarded from a client's WebSocket (README "WebSocket"): only the JSON-RPC
+// body travels back on the socket; status, node ids and HTTP headers have nowhere to go.
+
+import type { Responder } from './responder.js';
+
+/** The connection a WebSocket call came in on. */
+export interface WsPeer {
+  /** Resolved once at the upgrade. */
+  readonly ip: string;
+  deliver(body: string | Buffer): void;
+}
+
+/** One per connection, shared by every call made on it. */
+export class WsResponder implements Responder {
+  constructor(private readonly peer: WsPeer) {}
+
+  answer(_status: string, body: string | Buffer): void {
+    // Notifications get nothing back.
+    if (body.length > 0) this.peer.deliver(body);
+  }
+
+  clientIp(): string {
+    return this.peer.ip;
+  }
+}

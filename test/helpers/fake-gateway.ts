@@ -1,0 +1,47 @@
+// A Runtime for driving the request core (src/gateway/exchange.ts) without listeners: a real
+// config, limiter, offload (no workers) and meter, a fake router, and a Responder that
+// records what it was told to answer.
+
+import { resolveConfig } from '../../src/config/load.js';
+import { buildRuntime, type Runtime } from '../../src/gateway/runtime.js';
+import { Offload } from '../../src/gateway/offload.js';
+import type { Responder } from '../../src/gateway/responder.js';
+import { staticTokenRecord, TokenTable, type TokenRecord } from '../../src/gateway/token-table.js';
+import { silentLogger } from '../../src/log.js';
+import type { Router } from '../../src/upstream/call.js';
+
+export const TOKEN: TokenRecord = staticTokenRecord('unit-token-0123456789abcdef', 'test', true);
+
+export interface Answer {
+  status: string;
+  body: string;
+  nodeIds: string;
+  close: boolean;
+  retryAfter: string;
+}
+
+export class FakeResponder implements Responder {
+  readonly answers: Answer[] = [];
+  ipReads = 0;
+
+  constructor(readonly ip = '198.51.100.7') {}
+
+  answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
+    this.answers.push({ status, body: body.toString(), nodeIds, close, retryAfter });
+  }
+
+  clientIp(): string {
+    this.ipReads++;
+    return this.ip;
+  }
+}
+
+/** Slots as the keymap would give them, but readable: the key's length. */
+export const lengthSlots = { slot: (key: string): number => key.length };
+
+/** `config` is merged over a one-node config (the router decides where calls go anyway). */
+export function testRuntime(router: Router, config: Record<string, unknown> = {}): Runtime {
+  const c = resolveConfig({ nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }], ...config });
+  const offload = new Offload({ threads: 0, parseThresholdBytes: c.workers.parseThresholdBytes, mergeThresholdBytes: c.workers.mergeThresholdBytes });
+  return buildRuntime(c, { tokens: new TokenTable(), router, offload, log: silentLogger(), slots: lengthSlots });
+}
