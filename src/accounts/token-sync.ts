@@ -47,7 +47,7 @@ export function startTokenSync(store: Store, table: TokenTable, staticTokens: Co
       const o = mine.get(key);
       // Same token: flip `active` on the record object already in use (connections hold it).
       if (version !== -1 && o !== undefined && o.t.id === t.id && o.t.stackId === t.stackId) {
-        o.record.active = t.active;
+        table.setActive(o.record, t.active);
         next.set(key, { t, record: o.record });
       } else next.set(key, { t, record: recordOf(t) });
     }

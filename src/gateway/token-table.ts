@@ -36,8 +36,24 @@ export const LOOKUP_UNKNOWN = 0;
 export const LOOKUP_INACTIVE = 1;
 export const LOOKUP_OK = 2;
 
+/** Told the id of a token that stopped authenticating (removed, deactivated, replaced). */
+export type RevokedListener = (tokenId: string) => void;
+
 export class TokenTable {
   private readonly byHash = new Map<string, Entry>();
+  /**
+   * Open WebSockets hold their token's record and are not looked up per frame: they learn of a
+   * revocation from here (README "WebSocket": closed with 1008 within a second).
+   */
+  private readonly revokedListeners: RevokedListener[] = [];
+
+  onRevoked(fn: RevokedListener): void {
+    this.revokedListeners.push(fn);
+  }
+
+  private revoked(id: string): void {
+    for (const fn of this.revokedListeners) fn(id);
+  }
 
   /** Adds or replaces a token given in plain text (config tokens). */
   addPlain(token: string, record: TokenRecord): void {
@@ -46,17 +62,35 @@ export class TokenTable {
 
   addHashed(hash: Buffer, record: TokenRecord): void {
     const key = hash.toString('base64');
+    const old = this.byHash.get(key);
     this.byHash.set(key, { key, record });
+    if (old !== undefined && old.record !== record && (old.record.id !== record.id || !record.active)) this.revoked(old.record.id);
   }
 
   removeHashed(hash: Buffer): void {
-    this.byHash.delete(hash.toString('base64'));
+    const key = hash.toString('base64');
+    const old = this.byHash.get(key);
+    if (old === undefined) return;
+    this.byHash.delete(key);
+    this.revoked(old.record.id);
+  }
+
+  /** Flips a record in place (connections hold it); going inactive counts as a revocation. */
+  setActive(record: TokenRecord, active: boolean): void {
+    const was = record.active;
+    record.active = active;
+    if (was && !active) this.revoked(record.id);
   }
 
   /** Replaces the whole table in one step (reload, store sync). */
   replaceAll(entries: Iterable<{ hash: Buffer; record: TokenRecord }>): void {
+    const before = [...this.byHash.values()];
     this.byHash.clear();
-    for (const e of entries) this.addHashed(e.hash, e.record);
+    for (const e of entries) this.byHash.set(e.hash.toString('base64'), { key: e.hash.toString('base64'), record: e.record });
+    for (const old of before) {
+      const now = this.byHash.get(old.key);
+      if (now === undefined || (now.record !== old.record && (now.record.id !== old.record.id || !now.record.active))) this.revoked(old.record.id);
+    }
   }
 
   get size(): number {

@@ -93,7 +93,22 @@ function refuse(res: HttpResponse, e: GatewayErrorSpec, data?: Record<string, un
   });
 }
 
+/** Ends a revoked token's open sockets; the client gets 1008 whether or not it sends anything. */
+function closeRevoked(open: Map<string, Set<WsClient>>, tokenId: string): void {
+  const clients = open.get(tokenId);
+  if (clients === undefined) return;
+  // Copied: ending a socket runs its close handler, which leaves the set.
+  for (const c of [...clients]) {
+    if (c.closed || c.socket === null) continue;
+    c.closed = true;
+    c.socket.end(1008, 'API token is inactive');
+  }
+}
+
 export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
+  /** Open sockets by token id, for revocation. The token table outlives reloads of `ref.rt`. */
+  const open = new Map<string, Set<WsClient>>();
+  ref.rt.tokens.onRevoked((id) => closeRevoked(open, id));
   const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
     const rt = ref.rt;
     const fromPath = pathToken(req.getUrl());
@@ -136,6 +151,14 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       c.socket = ws;
       stats.connections++;
       stats.byToken.set(c.token.id, (stats.byToken.get(c.token.id) ?? 0) + 1);
+      let clients = open.get(c.token.id);
+      if (clients === undefined) open.set(c.token.id, (clients = new Set()));
+      clients.add(c);
+      // Revoked between the upgrade and now: the notification found no socket to close.
+      if (!c.token.active) {
+        c.closed = true;
+        ws.end(1008, 'API token is inactive');
+      }
     },
     message(ws, message, isBinary) {
       const c = ws.getUserData().client;
@@ -165,6 +188,8 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       const n = (stats.byToken.get(c.token.id) ?? 1) - 1;
       if (n <= 0) stats.byToken.delete(c.token.id);
       else stats.byToken.set(c.token.id, n);
+      const clients = open.get(c.token.id);
+      if (clients !== undefined && clients.delete(c) && clients.size === 0) open.delete(c.token.id);
       hub.dropClient(c);
     },
   });
