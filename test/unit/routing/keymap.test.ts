@@ -229,7 +229,7 @@ t.test('same key, same node: across calls, maps, node order and processes', asyn
 
   // Another process (a restart): the first 2000 keys.
   const sample = keys.slice(0, 2000);
-  const url = new URL('../../../../src/routing/keymap.js', import.meta.url).href;
+  const url = new URL('../../../src/routing/keymap.js', import.meta.url).href;
   const code = `
     import { KeyHasher, KeyMap } from ${JSON.stringify(url)};
     const keys = JSON.parse(process.argv[1]);
