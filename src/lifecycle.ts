@@ -21,7 +21,7 @@ import { startConsole, type ConsoleServer } from './console/listener.js';
 import { openStore } from './store/open.js';
 import type { FullStore } from './store/types.js';
 import { startUsageFlush, type UsageFlush } from './usage/flush.js';
-import { SubscriptionHub } from './upstream/ws/hub.js';
+import { openUpstreamSocket, SubscriptionHub } from './upstream/ws/hub.js';
 import { attachWebSocket, type WsStats } from './gateway/ws-listener.js';
 
 export interface Gateway {
@@ -108,7 +108,7 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
   const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
   const ref: RuntimeRef = { rt };
-  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log);
+  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
   pool.unusableListeners.push((node) => hub.nodeUnusable(node));
   const wsStats: WsStats = { connections: 0, byToken: new Map() };
   const app = uWS.App();
