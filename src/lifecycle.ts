@@ -74,7 +74,7 @@ export function staticTokens(config: Config, table: TokenTable): void {
 
 export interface GatewayOptions {
   log?: Logger;
-  /** The account store; default: opened from `store.url`. null = no store (static tokens only, no console). */
+  /** The account store, closed with the gateway; default: opened from `store.url`. null = no store (static tokens only, no console). */
   store?: FullStore | null;
   /** Start the console on an ephemeral port even though `console.port` is 0 (tests). */
   consoleEphemeral?: boolean;
