@@ -1,7 +1,11 @@
-// Assembles the data plane from a resolved config: token table, node pool with health loop,
-// worker pool, and the uWS RPC listener. Used by `jumpgate start`, the demo and the tests.
+// Assembles the gateway from a resolved config: token table, node pool with health loop,
+// worker pool, accounts (store, token sync, usage flush), the uWS RPC listener with its
+// subscription hub, the admin listener and the console. Used by `jumpgate start`, the demo and
+// the tests. Each part registers its stop as it starts (./stop-list.ts): a failed start and a
+// shutdown run that one list.
 
 import * as uWS from 'uWebSockets.js';
+import { startAccounts } from './accounts/runtime.js';
 import { AdminAuth } from './admin/auth.js';
 import { Reloader, type ReloadSummary } from './admin/reload.js';
 import { startAdminServer, type AdminServer } from './admin/listener.js';
@@ -15,12 +19,11 @@ import { GatewayMetrics } from './metrics/prometheus.js';
 import { onInternalError } from './upstream/call.js';
 import { loadUndiciClient } from './upstream/node.js';
 import { NodePool } from './upstream/pool.js';
-import { startTokenSync } from './accounts/token-sync.js';
 import { startConsole, type ConsoleServer } from './console/listener.js';
-import { openStore } from './store/open.js';
+import { StopList } from './stop-list.js';
 import type { FullStore } from './store/types.js';
-import { startUsageFlush, type UsageFlush } from './usage/flush.js';
-import { SubscriptionHub } from './upstream/ws/hub.js';
+import type { UsageFlush } from './usage/flush.js';
+import { openUpstreamSocket, SubscriptionHub } from './upstream/ws/hub.js';
 import { attachWebSocket, type WsStats } from './gateway/ws-listener.js';
 
 export interface Gateway {
@@ -70,7 +73,7 @@ export function staticTokens(config: Config, table: TokenTable): void {
 
 export interface GatewayOptions {
   log?: Logger;
-  /** The account store; default: opened from `store.url`. null = no store (static tokens only, no console). */
+  /** The account store, closed with the gateway; default: opened from `store.url`. null = no store (static tokens only, no console). */
   store?: FullStore | null;
   /** Start the console on an ephemeral port even though `console.port` is 0 (tests). */
   consoleEphemeral?: boolean;
@@ -87,44 +90,49 @@ export interface GatewayOptions {
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
   const log = opts.log ?? createLogger(config.log.level);
   onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
+  const stops = new StopList();
+  try {
+    return await assemble(config, opts, log, stops);
+  } catch (err) {
+    // What had started stops as in a shutdown; the caller hears why the start failed.
+    await stops.run().catch((e: unknown) => log.warn({ err: e }, 'stopping after a failed start failed'));
+    throw err;
+  }
+}
+
+async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops: StopList): Promise<Gateway> {
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   if (config.upstream.client === 'undici') await loadUndiciClient();
   const pool = new NodePool(config, log);
+  stops.add(() => pool.close());
   await pool.start();
-  let store: FullStore | null;
-  try {
-    store = opts.store !== undefined ? opts.store : await openStore(config.store.url);
-  } catch (err) {
-    await pool.close();
-    throw err;
-  }
-  // Tokens from the store join the config's static ones before the first request is served.
-  const tokenSync = store === null ? null : startTokenSync(store, tokens, config.tokens, { log });
-  await tokenSync?.syncNow();
   const offload = new Offload(config.workers);
+  stops.add(() => offload.close());
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
   const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
   const ref: RuntimeRef = { rt };
-  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log);
+  // Tokens from the store join the config's static ones before the first request is served.
+  // Stopped after the client listener: usage counted until then is written before the store closes.
+  const accounts = opts.store === null ? null : await startAccounts(config, { tokens, usage: rt.usage, log, store: opts.store, ownStore: true });
+  if (accounts !== null) stops.add(() => accounts.stop());
+
+  const app = uWS.App();
+  stops.add(() => {
+    app.close();
+  });
+  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
+  // Added after the app, so it stops first: clients dropped by the app's close then send no
+  // unsubscribes to nodes whose sockets are closing anyway.
+  stops.add(() => hub.close());
   pool.unusableListeners.push((node) => hub.nodeUnusable(node));
   const wsStats: WsStats = { connections: 0, byToken: new Map() };
-  const app = uWS.App();
   attachWebSocket(app, ref, hub, config.ws, wsStats);
   attachRpcRoutes(app, ref);
   const sockets: uWS.us_listen_socket[] = [];
-  try {
-    sockets.push(await listen(app, config.rpc.host, config.rpc.port));
-    // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
-    if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
-  } catch (err) {
-    app.close();
-    hub.close();
-    tokenSync?.stop();
-    await Promise.all([pool.close(), offload.close(), store?.close()]);
-    throw err;
-  }
-  const usageFlush = store === null ? null : startUsageFlush(ref.rt.usage, store, { log, retentionDays: config.store.retentionDays });
+  sockets.push(await listen(app, config.rpc.host, config.rpc.port));
+  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
+  if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
   const port = uWS.us_socket_local_port(sockets[0]!);
   const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
   log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
@@ -137,58 +145,43 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
   const reload = (): Promise<ReloadSummary> => reloader.reload();
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
-    try {
-      const ws = (): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> } => ({
-        connections: wsStats.connections,
-        sharedSubscriptions: hub.sharedCount,
-        upstreamSubscriptions: hub.upstreamSubscriptions(),
-      });
-      admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws, log });
-    } catch (err) {
-      if (opts.adminOptional === true) log.warn({ err: (err as Error).message }, 'admin API not started');
-      else {
-        app.close();
-        hub.close();
-        tokenSync?.stop();
-        await usageFlush?.stop();
-        await Promise.all([pool.close(), offload.close(), store?.close()]);
-        throw err;
-      }
-    }
+    const ws = (): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> } => ({
+      connections: wsStats.connections,
+      sharedSubscriptions: hub.sharedCount,
+      upstreamSubscriptions: hub.upstreamSubscriptions(),
+    });
+    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws, log }).catch((err: Error) => {
+      if (opts.adminOptional !== true) throw err;
+      log.warn({ err: err.message }, 'admin API not started');
+      return null;
+    });
   }
   if (admin !== null) {
+    const started = admin;
+    stops.add(() => started.close());
     log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
   }
 
   let consoleServer: ConsoleServer | null = null;
-  if (store !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
+  if (accounts !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
     const httpBase = `http://${config.rpc.host}:${port}`;
     const wsBase = `ws://${config.rpc.host}:${wsPort || port}`;
-    consoleServer = await startConsole({
-      store,
+    const started = await startConsole({
+      store: accounts.store,
       host: config.console.host,
       port: config.console.port,
       registration: config.console.registration,
       endpoints: { http: httpBase, ws: wsBase },
-      onTokensChanged: () => void tokenSync?.syncNow(),
+      onTokensChanged: () => void accounts.sync.syncNow(),
       log,
     });
+    // Added after the accounts, so it stops before the store it writes to closes.
+    stops.add(() => started.close());
+    consoleServer = started;
     log.info({ url: consoleServer.url }, 'console listening');
   }
 
-  let closed = false;
-  const shutdown = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    hub.close();
-    app.close();
-    // Usage counted so far is written before the store closes: nothing is lost on SIGTERM.
-    await usageFlush?.stop();
-    tokenSync?.stop();
-    await consoleServer?.close();
-    await store?.close();
-    await Promise.all([pool.close(), offload.close(), admin?.close()]);
-  };
+  const shutdown = (): Promise<void> => stops.run();
 
   return {
     port,
@@ -196,11 +189,11 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
     url: `http://${config.rpc.host}:${port}`,
     hub,
     wsStats,
-    store,
+    store: accounts?.store ?? null,
     get console() {
       return consoleServer;
     },
-    usageFlush,
+    usageFlush: accounts?.flush ?? null,
     pool,
     tokens,
     ref,

@@ -2,7 +2,7 @@
 // from `store.url` unless one is handed in), the token sync (first load done before this
 // resolves, so store tokens work from the first request) and the usage flush. `stop()` is for
 // the end of a drain, after in-flight requests have finished: it writes the last usage, then
-// closes what it opened.
+// closes the store it owns.
 
 import type { Config } from '../config/schema.js';
 import type { TokenTable } from '../gateway/token-table.js';
@@ -17,7 +17,7 @@ export interface AccountsRuntime {
   readonly store: FullStore;
   readonly sync: TokenSync;
   readonly flush: UsageFlush;
-  /** Final usage flush, timers off, store closed (when opened here). Idempotent. */
+  /** Final usage flush, timers off, store closed (when it owns it). Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -25,8 +25,12 @@ export interface AccountsOptions {
   tokens: TokenTable;
   usage: UsageMeter;
   log: Logger;
-  /** Use this store instead of opening `config.store.url`; the caller keeps it (not closed by stop()). */
+  /** Use this store instead of opening `config.store.url`; the caller keeps it (not closed by
+   * stop()) unless `ownStore` is set. */
   store?: FullStore;
+  /** stop() closes a handed-in store too: the gateway takes over the store it is given, so a
+   * drain closes it whoever opened it. A store opened here is always closed. */
+  ownStore?: boolean;
   /** Default 500 ms (README "Accounts, tokens and the console": changes reach the gateway within 1 s). */
   syncIntervalMs?: number;
   /** Default 5000 ms (README "Accounts, tokens and the console": usage visible within 10 s). */
@@ -34,7 +38,7 @@ export interface AccountsOptions {
 }
 
 export async function startAccounts(config: Config, opts: AccountsOptions): Promise<AccountsRuntime> {
-  const owned = opts.store === undefined;
+  const owned = opts.store === undefined || opts.ownStore === true;
   const store = opts.store ?? (await openStore(config.store.url));
   const sync = startTokenSync(store, opts.tokens, config.tokens, { log: opts.log, intervalMs: opts.syncIntervalMs ?? 500 });
   await sync.syncNow();

@@ -7,11 +7,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
+import { usable } from '../routing/node-view.js';
 import type { NodePool } from '../upstream/pool.js';
 import { AUTH_DISABLED, AUTH_MISSING, AUTH_OK, type AdminAuth } from './auth.js';
 import { AdminErrors } from './errors.js';
 import { ReloadError, type ReloadSummary } from './reload.js';
-import { nodesView, parsePatch } from './views.js';
+import { nodesJson, parsePatch } from './views.js';
 
 const MAX_BODY = 64 * 1024;
 const NODE_PATH = /^\/admin\/nodes\/([^/]+)$/;
@@ -94,10 +95,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
   if (path === '/readyz') {
     allow(req, ['GET']);
-    const usable = pool.nodes.filter((n) => n.routable() && (n.state === 'healthy' || n.state === 'lagging')).length;
-    if (deps.draining()) return send(res, 503, { status: 'draining', usableNodes: usable });
-    if (usable === 0) return send(res, 503, { status: 'no usable node', usableNodes: 0 });
-    return send(res, 200, { status: 'ready', usableNodes: usable });
+    const usableNodes = pool.nodes.filter(usable).length;
+    if (deps.draining()) return send(res, 503, { status: 'draining', usableNodes });
+    if (usableNodes === 0) return send(res, 503, { status: 'no usable node', usableNodes: 0 });
+    return send(res, 200, { status: 'ready', usableNodes });
   }
 
   const nodeMatch = NODE_PATH.exec(path);
@@ -115,7 +116,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
   if (path === '/admin/nodes') {
     allow(req, ['GET']);
-    return send(res, 200, nodesView(pool.nodes));
+    return send(res, 200, nodesJson(pool.nodes));
   }
   if (path === '/admin/ws') {
     allow(req, ['GET']);
@@ -148,7 +149,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
     if (patch.drained !== undefined) pool.setDrained(id, patch.drained);
     deps.log.info({ node: id, before, after: { weight: node.weight, drained: node.drained } }, 'node changed through the admin API');
   }
-  const view = nodesView(pool.nodes).find((v) => v.id === id)!;
+  const view = nodesJson(pool.nodes).find((v) => v.id === id)!;
   return send(res, 200, view);
 }
 

@@ -1,9 +1,20 @@
 // JSON shapes of the admin API, and the checks of what it accepts.
 
-import { bestSlot, slotLag } from '../routing/node-view.js';
-import type { UpstreamNode } from '../upstream/node.js';
+import type { NodeLatency } from '../metrics/latency-buckets.js';
+import { bestSlot, routable, slotLag, type NodeView } from '../routing/node-view.js';
 
-export interface NodeView {
+/** What the admin API shows of a node, beyond what the routing rules read. */
+export interface AdminNode extends NodeView {
+  readonly url: string;
+  readonly requests: number;
+  readonly failures: number;
+  readonly lastError: string | null;
+  readonly latency: NodeLatency;
+  recentRps(now: number): number;
+}
+
+/** A node in GET /admin/nodes. */
+export interface NodeJson {
   id: string;
   url: string;
   state: string;
@@ -29,7 +40,7 @@ export interface NodeView {
 
 const ms3 = (us: number): number => Math.round(us) / 1000;
 
-export function nodeView(n: UpstreamNode, best: number, now: number): NodeView {
+export function nodeJson(n: AdminNode, best: number, now: number): NodeJson {
   const l = n.latency.window.summary(now);
   const p = (us: number): number | null => (l.count === 0 ? null : ms3(us));
   return {
@@ -38,7 +49,7 @@ export function nodeView(n: UpstreamNode, best: number, now: number): NodeView {
     state: n.state,
     weight: n.weight,
     drained: n.drained,
-    routable: n.routable(),
+    routable: routable(n),
     slot: n.slot < 0 ? null : n.slot,
     lag: slotLag(n, best),
     inflight: n.inflight,
@@ -51,9 +62,9 @@ export function nodeView(n: UpstreamNode, best: number, now: number): NodeView {
   };
 }
 
-export function nodesView(nodes: readonly UpstreamNode[], now = performance.now()): NodeView[] {
+export function nodesJson(nodes: readonly AdminNode[], now = performance.now()): NodeJson[] {
   const best = bestSlot(nodes);
-  return nodes.map((n) => nodeView(n, best, now));
+  return nodes.map((n) => nodeJson(n, best, now));
 }
 
 export interface NodePatch {

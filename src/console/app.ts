@@ -1,7 +1,7 @@
 // The account console (README "Accounts, tokens and the console"): a fastify app with the JSON account API under /api/v1
 // (OpenAPI document at /api/v1/openapi.json) and the pages that use it. It never touches the
 // gateway's hot path: it writes to the store and calls `onTokensChanged` so the gateway
-// resyncs its token table at once. server.ts listens and builds it on the first request.
+// resyncs its token table at once. listener.ts listens and builds it on the first request.
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -11,10 +11,9 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { Logger } from 'pino';
-import type { ConsoleOptions } from './listener.js';
 import { StoreError } from '../store/types.js';
 import { chartDir, publicDir } from './assets.js';
-import type { ConsoleContext } from './context.js';
+import type { ConsoleContext, ConsoleOptions } from './context.js';
 import { ApiError, errorBody, HTTP_CODES, validationMessage } from './errors.js';
 import { html, pageRoutes } from './pages.js';
 import { hashPassword } from '../accounts/password.js';

@@ -4,13 +4,31 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Account, ApiToken, Stack, Store } from '../store/types.js';
 import type { Sessions } from './session.js';
-import type { LoginThrottle } from './throttle.js';
+import type { LoginThrottle, ThrottleLimits } from './throttle.js';
 
 export interface Endpoints {
   /** Gateway HTTP base URL, e.g. http://127.0.0.1:8899 */
   http: string;
   /** Gateway WebSocket base URL, e.g. ws://127.0.0.1:8900 */
   ws: string;
+}
+
+/** How the console is started (startConsole) and built (buildConsole). */
+export interface ConsoleOptions {
+  store: Store;
+  host: string;
+  /** 0 = an ephemeral port. */
+  port: number;
+  registration: 'open' | 'closed';
+  /** Gateway base URLs the pages show, e.g. http://127.0.0.1:8899 and ws://127.0.0.1:8900. */
+  endpoints: Endpoints;
+  /** Called after any token or stack write so the gateway syncs at once. */
+  onTokensChanged?: () => void;
+  log: Logger;
+  /** Mark the session cookie Secure (set it when the console is served over HTTPS). Default false. */
+  secureCookies?: boolean;
+  /** Failed-login limits per client IP and per email (tests lower them). */
+  loginLimits?: ThrottleLimits;
 }
 
 export interface ConsoleContext {

@@ -5,27 +5,9 @@
 
 import { lookup } from 'node:dns/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
-import type { Store } from '../store/types.js';
-import type { Endpoints } from './context.js';
-import type { ThrottleLimits } from './throttle.js';
+import type { ConsoleOptions } from './context.js';
 
-export interface ConsoleOptions {
-  store: Store;
-  host: string;
-  /** 0 = an ephemeral port. */
-  port: number;
-  registration: 'open' | 'closed';
-  /** Gateway base URLs the pages show, e.g. http://127.0.0.1:8899 and ws://127.0.0.1:8900. */
-  endpoints: Endpoints;
-  /** Called after any token or stack write so the gateway syncs at once. */
-  onTokensChanged?: () => void;
-  log: Logger;
-  /** Mark the session cookie Secure (set it when the console is served over HTTPS). Default false. */
-  secureCookies?: boolean;
-  /** Failed-login limits per client IP and per email (tests lower them). */
-  loginLimits?: ThrottleLimits;
-}
+export type { ConsoleOptions } from './context.js';
 
 export interface ConsoleServer {
   readonly port: number;

@@ -8,9 +8,8 @@
 // `(multiple)` (a batch split over several nodes). Status labels are HTTP status codes.
 
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
-import type { UpstreamNode } from '../upstream/node.js';
+import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-view.js';
 import { Buckets } from './latency-buckets.js';
-import { bestSlot, NODE_STATES, slotLag } from '../routing/node-view.js';
 import type { RequestRecorder } from './recorder.js';
 
 export const METHOD_NONE = '(none)';
@@ -21,9 +20,16 @@ export const NODE_MULTIPLE = '(multiple)';
 export const DEFAULT_MAX_METHODS = 256;
 const MAX_METHOD_LENGTH = 64;
 
+/** What the node series read of a node. */
+export interface MetricsNode extends NodeView {
+  readonly requests: number;
+  readonly failures: number;
+  readonly latency: { readonly buckets: Buckets };
+}
+
 export interface MetricsSources {
   /** The pool's current nodes. */
-  nodes(): readonly UpstreamNode[];
+  nodes(): readonly MetricsNode[];
   /** Client requests accepted and not yet answered. */
   inflight(): number;
 }
@@ -135,8 +141,8 @@ export class GatewayMetrics implements RequestRecorder {
 
   private register(): void {
     const r = this.registry;
-    const nodes = (): readonly UpstreamNode[] => this.src.nodes();
-    const perNode = (value: (n: UpstreamNode) => number) => (): Sample[] => nodes().map((n) => ({ labels: { node: n.id }, value: value(n) }));
+    const nodes = (): readonly MetricsNode[] => this.src.nodes();
+    const perNode = (value: (n: MetricsNode) => number) => (): Sample[] => nodes().map((n) => ({ labels: { node: n.id }, value: value(n) }));
 
     r.registerMetric(
       computed('jumpgate_requests_total', 'Client HTTP requests answered, by JSON-RPC method ((batch) for batches), HTTP status and serving node', 'counter', () => {

@@ -2,20 +2,17 @@
 // within a tier, power of two distinct choices drawn by weight, the lower of
 // EWMA latency × (in-flight + 1) / weight wins.
 
-import type { UpstreamNode } from '../upstream/node.js';
+import { inTier, type NodeStateName, type NodeView } from './node-view.js';
 
-const TIERS = ['healthy', 'lagging', 'unhealthy'] as const;
+/** Tiers in order of preference; ejected nodes are in none (they wait for their half-open probe). */
+const TIERS: readonly NodeStateName[] = ['healthy', 'lagging', 'unhealthy'];
 
-function eligible(n: UpstreamNode, tier: string, exclude: number): boolean {
-  return n.state === tier && !n.drained && n.weight > 0 && (n.bit & exclude) === 0;
-}
-
-function weightedPick(nodes: readonly UpstreamNode[], tier: string, exclude: number, total: number): UpstreamNode {
+function weightedPick<N extends NodeView>(nodes: readonly N[], tier: NodeStateName, exclude: number, total: number): N {
   let r = Math.random() * total;
-  let last: UpstreamNode | null = null;
+  let last: N | null = null;
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i]!;
-    if (!eligible(n, tier, exclude)) continue;
+    if (!inTier(n, tier, exclude)) continue;
     last = n;
     r -= n.weight;
     if (r < 0) return n;
@@ -25,19 +22,19 @@ function weightedPick(nodes: readonly UpstreamNode[], tier: string, exclude: num
 
 /** Lower is better. Weight divides the score too: the draw alone would lose the operator's
  * weights whenever only two nodes are eligible (both are always drawn). */
-function score(n: UpstreamNode): number {
+function score(n: NodeView): number {
   return (n.ewmaMs * (n.inflight + 1)) / n.weight;
 }
 
-/** Best node not in `exclude` (bitmask of UpstreamNode.bit), or null when none is usable. */
-export function pickNode(nodes: readonly UpstreamNode[], exclude: number): UpstreamNode | null {
+/** Best node not in `exclude` (bitmask of NodeView.bit), or null when none is usable. */
+export function pickNode<N extends NodeView>(nodes: readonly N[], exclude: number): N | null {
   for (let t = 0; t < TIERS.length; t++) {
     const tier = TIERS[t]!;
     let total = 0;
     let count = 0;
     for (let i = 0; i < nodes.length; i++) {
       const n = nodes[i]!;
-      if (eligible(n, tier, exclude)) {
+      if (inTier(n, tier, exclude)) {
         total += n.weight;
         count++;
       }

@@ -3,6 +3,7 @@
 // maxSlotLag behind the best is lagging. Ejected nodes are probed only once their backoff
 // has passed (half-open); one good probe readmits them.
 
+import { answersProbes, bestSlot, probedState } from '../routing/node-view.js';
 import type { UpstreamNode } from './node.js';
 
 export interface HealthOptions {
@@ -12,7 +13,7 @@ export interface HealthOptions {
   timeoutMs: number;
 }
 
-interface ProbeResult {
+export interface ProbeResult {
   ok: boolean;
   slot: number;
   reason: string;
@@ -29,6 +30,8 @@ async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise
   if (res.status !== 200) throw new Error('HTTP ' + res.status);
   return JSON.parse(res.text) as { result?: unknown; error?: { message?: string } };
 }
+
+export type ProbeFn = (node: UpstreamNode, opts: HealthOptions) => Promise<ProbeResult>;
 
 export async function probe(node: UpstreamNode, opts: HealthOptions): Promise<ProbeResult> {
   const t0 = performance.now();
@@ -59,6 +62,38 @@ export function seedLatency(node: UpstreamNode, r: ProbeResult): void {
   if (r.ok && node.requests === 0) node.ewmaMs = r.ms;
 }
 
+/** Probed this round: not already being probed (a slow probe must not pile up behind the
+ * next), and an ejected node only once its backoff has passed (half-open). */
+function isDue(n: UpstreamNode, now: number): boolean {
+  return !n.probing && (n.state !== 'ejected' || now >= n.ejectedUntil);
+}
+
+/** The best slot once these probe results are in: lag is measured against the freshest
+ * answer, which may come from a node probed in the same round. */
+export function bestSlotAfterProbes(nodes: readonly UpstreamNode[], results: readonly ProbeResult[]): number {
+  let best = bestSlot(nodes);
+  for (const r of results) if (r.ok && r.slot > best) best = r.slot;
+  return best;
+}
+
+/** A probe's verdict on a node: a failed probe makes it unhealthy (an ejected node stays
+ * ejected, with a doubled backoff); a good one readmits an ejected node and sets healthy or
+ * lagging from its slot. */
+export function applyProbe(node: UpstreamNode, r: ProbeResult, best: number, maxSlotLag: number): void {
+  const before = node.state;
+  if (!r.ok) {
+    node.lastError = r.reason;
+    if (before === 'ejected') node.eject(Date.now());
+    else node.state = 'unhealthy';
+    return;
+  }
+  node.slot = r.slot;
+  seedLatency(node, r);
+  if (before === 'ejected') node.readmit();
+  else if (answersProbes(node)) node.resetBackoff();
+  node.state = probedState(r.slot, best, maxSlotLag);
+}
+
 export interface HealthEvents {
   stateChanged(node: UpstreamNode, from: string, reason: string): void;
 }
@@ -71,6 +106,8 @@ export class HealthChecker {
     private readonly nodes: () => readonly UpstreamNode[],
     private readonly opts: HealthOptions,
     private readonly events: HealthEvents,
+    /** How a node is asked; tests hand in scripted results. */
+    private readonly probeNode: ProbeFn = probe,
   ) {}
 
   start(): void {
@@ -96,16 +133,11 @@ export class HealthChecker {
   async round(): Promise<void> {
     const nodes = this.nodes();
     const now = Date.now();
-    const due = nodes.filter((n) => !n.probing && (n.state !== 'ejected' || now >= n.ejectedUntil));
+    const due = nodes.filter((n) => isDue(n, now));
     for (const n of due) n.probing = true;
     const ejectedBefore = due.map((n) => n.state === 'ejected');
-    const results = await Promise.all(due.map((n) => probe(n, this.opts)));
-    let best = -1;
-    for (const n of nodes) if (n.slot > best && n.state !== 'ejected' && n.state !== 'unhealthy') best = n.slot;
-    for (let i = 0; i < due.length; i++) {
-      const r = results[i]!;
-      if (r.ok && r.slot > best) best = r.slot;
-    }
+    const results = await Promise.all(due.map((n) => this.probeNode(n, this.opts)));
+    const best = bestSlotAfterProbes(nodes, results);
     for (let i = 0; i < due.length; i++) {
       const node = due[i]!;
       const r = results[i]!;
@@ -114,17 +146,7 @@ export class HealthChecker {
       // Ejected by live traffic while this probe ran: the result predates the ejection and
       // must neither readmit the node nor double its backoff; the half-open probe decides.
       if (before === 'ejected' && !ejectedBefore[i]) continue;
-      if (!r.ok) {
-        node.lastError = r.reason;
-        if (before === 'ejected') node.eject(Date.now());
-        else node.state = 'unhealthy';
-      } else {
-        node.slot = r.slot;
-        seedLatency(node, r);
-        if (before === 'ejected') node.readmit();
-        else if (before === 'healthy' || before === 'lagging') node.resetBackoff();
-        node.state = best - r.slot > this.opts.maxSlotLag ? 'lagging' : 'healthy';
-      }
+      applyProbe(node, r, best, this.opts.maxSlotLag);
       if (node.state !== before) this.events.stateChanged(node, before, r.reason);
     }
   }

@@ -2,12 +2,11 @@
 // set in the constructor so the object keeps one shape.
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
+import type { NodeStateName, NodeView } from '../routing/node-view.js';
 import { Http1Pool, type PipeliningDropped } from './http1/pool.js';
 import { ProbeClient } from './probe-client.js';
 import type { UpstreamClient } from './transport.js';
 import type { UndiciClient } from './undici-client.js';
-
-export type NodeStateName = 'healthy' | 'lagging' | 'unhealthy' | 'ejected';
 
 export interface NodeSpec {
   id: string;
@@ -48,7 +47,7 @@ function newUndiciClient(url: string, connections: number, connectTimeoutMs: num
   return new undiciClient(url, connections, connectTimeoutMs);
 }
 
-export class UpstreamNode {
+export class UpstreamNode implements NodeView {
   readonly id: string;
   readonly url: string;
   readonly origin: string;
@@ -127,11 +126,6 @@ export class UpstreamNode {
       return now > t ? ((this.requests - this.rateCounts[i]!) * 1000) / (now - t) : 0;
     }
     return 0;
-  }
-
-  /** Eligible for new traffic at all (operator view). */
-  routable(): boolean {
-    return !this.drained && this.weight > 0 && this.state !== 'ejected';
   }
 
   /** `now`: performance.now() when the attempt ended. */

@@ -4,10 +4,17 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
+import { answersProbes, inTier, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
-import { MethodLatency, type Router, type UpstreamCall } from './call.js';
-import { HealthChecker, probe, seedLatency, type HealthOptions } from './health.js';
+import { MethodLatency, type Router } from './call.js';
+import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
+
+/** What routing reads of a call: its affinity slot (-1: none) and the nodes it already tried. */
+export interface RouteRequest {
+  readonly slot: number;
+  readonly tried: number;
+}
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
@@ -19,7 +26,7 @@ export class NodePool implements Router {
   keyMap: KeyMap;
   private readonly seed: number;
   /** The call being routed by keyed(), read by the pick predicates (avoids a closure per call). */
-  private routing: UpstreamCall | null = null;
+  private routing: RouteRequest | null = null;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -44,12 +51,12 @@ export class NodePool implements Router {
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
-        if (node.state === 'unhealthy' || node.state === 'ejected') for (const l of this.unusableListeners) l(node);
+        if (!answersProbes(node)) for (const l of this.unusableListeners) l(node);
       },
     });
   }
 
-  route(call: UpstreamCall): UpstreamNode | null {
+  route(call: RouteRequest): UpstreamNode | null {
     return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call);
   }
 
@@ -58,7 +65,7 @@ export class NodePool implements Router {
    * next in the slot's fixed fallback sequence; retries walk the same sequence. Unhealthy
    * nodes are a last resort; ejected and drained ones are never chosen.
    */
-  private keyed(call: UpstreamCall): UpstreamNode | null {
+  private keyed(call: RouteRequest): UpstreamNode | null {
     this.routing = call;
     let i = this.keyMap.pick(call.slot, this.preferred);
     if (i < 0) i = this.keyMap.pick(call.slot, this.lastResort);
@@ -68,13 +75,10 @@ export class NodePool implements Router {
 
   private readonly preferred = (i: number): boolean => {
     const n = this.nodes[i]!;
-    return (n.state === 'healthy' || n.state === 'lagging') && !n.drained && n.weight > 0 && (n.bit & this.routing!.tried) === 0;
+    return usable(n) && (n.bit & this.routing!.tried) === 0;
   };
 
-  private readonly lastResort = (i: number): boolean => {
-    const n = this.nodes[i]!;
-    return n.state === 'unhealthy' && !n.drained && n.weight > 0 && (n.bit & this.routing!.tried) === 0;
-  };
+  private readonly lastResort = (i: number): boolean => inTier(this.nodes[i]!, 'unhealthy', this.routing!.tried);
 
   /** Affinity key or client IP → slot. */
   slot(key: string): number {
@@ -159,18 +163,8 @@ export class NodePool implements Router {
       fresh.set(s.id, new UpstreamNode(s, index, this.policy, this.clientOpts));
     }
     const results = await Promise.all([...fresh.values()].map((n) => probe(n, this.healthOpts)));
-    const best = Math.max(-1, ...[...kept].filter((n) => n.state === 'healthy' || n.state === 'lagging').map((n) => n.slot), ...results.map((r) => (r.ok ? r.slot : -1)));
-    [...fresh.values()].forEach((n, i) => {
-      const r = results[i]!;
-      if (r.ok) {
-        n.slot = r.slot;
-        seedLatency(n, r);
-        n.state = best - r.slot > this.healthOpts.maxSlotLag ? 'lagging' : 'healthy';
-      } else {
-        n.state = 'unhealthy';
-        n.lastError = r.reason;
-      }
-    });
+    const best = bestSlotAfterProbes([...kept], results);
+    [...fresh.values()].forEach((n, i) => applyProbe(n, results[i]!, best, this.healthOpts.maxSlotLag));
     const next = specs.map((s) => fresh.get(s.id) ?? current.get(s.id)!);
     const leaving = this.nodes.filter((n) => !next.includes(n));
     this.nodes = next;

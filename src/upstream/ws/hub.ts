@@ -6,10 +6,11 @@
 
 import type { Logger } from 'pino';
 import { errorBody, Errors } from '../../errors.js';
+import { answersProbes, type NodeView } from '../../routing/node-view.js';
 import { pickNode } from '../../routing/select.js';
 import type { UpstreamNode } from '../node.js';
 import { canonicalJson, NotificationFrames, notificationSlot, notificationSpans, subscriptionKind, type SubscriptionKind } from './frames.js';
-import { UpstreamSocket, type UpstreamSocketEvents } from './node-socket.js';
+import { UpstreamSocket, type Reply } from './node-socket.js';
 
 /** A client connection as the hub sees it. */
 export interface Subscriber {
@@ -28,8 +29,37 @@ export interface HubOptions {
   maxSubscriptionsPerConnection: number;
 }
 
-export interface NodeSource {
-  readonly nodes: readonly UpstreamNode[];
+/** What the hub reads of a node: what routing reads, and where its WebSocket is. */
+export interface HubNode extends NodeView {
+  readonly wsUrl: string;
+}
+
+export interface NodeSource<N extends HubNode> {
+  readonly nodes: readonly N[];
+}
+
+/** One WebSocket to a node as the hub uses it (an UpstreamSocket; fakes in tests). */
+export interface NodeSocket {
+  readonly node: HubNode;
+  readonly closed: boolean;
+  request(method: string, paramsJson: string, reply: Reply): void;
+  send(method: string, paramsJson: string): void;
+  close(): void;
+}
+
+/** What a node socket tells the hub. */
+export interface NodeSocketEvents {
+  notification(socket: NodeSocket, frame: Buffer): void;
+  /** The socket is gone (closed, failed, or never opened); no frame arrives after this. */
+  closed(socket: NodeSocket, reason: string): void;
+}
+
+/** Opens a socket to a node (the seam where tests put fake sockets). */
+export type OpenSocket<N extends HubNode> = (node: N, events: NodeSocketEvents) => NodeSocket;
+
+/** Real node WebSockets, for the gateway. */
+export function openUpstreamSocket(log: Logger): OpenSocket<UpstreamNode> {
+  return (node, events) => new UpstreamSocket(node, node.wsUrl, events, log);
 }
 
 export class ClientSub {
@@ -43,7 +73,7 @@ export class ClientSub {
 }
 
 export class SharedSub {
-  socket: UpstreamSocket | null = null;
+  socket: NodeSocket | null = null;
   upstreamId: string | null = null;
   active = false;
   retired = false;
@@ -68,19 +98,20 @@ function rpcError(e: { code: number; message: string }, id: string): string {
   return `{"jsonrpc":"2.0","error":{"code":${e.code},"message":${JSON.stringify(e.message)}},"id":${id}}`;
 }
 
-export class SubscriptionHub implements UpstreamSocketEvents {
+export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSocketEvents {
   private readonly byKey = new Map<string, SharedSub>();
-  private readonly sockets = new Map<UpstreamNode, UpstreamSocket>();
-  private readonly byUpstream = new Map<UpstreamSocket, Map<string, SharedSub>>();
-  private readonly avoid = new Map<UpstreamNode, { until: number; backoff: number }>();
+  private readonly sockets = new Map<HubNode, NodeSocket>();
+  private readonly byUpstream = new Map<NodeSocket, Map<string, SharedSub>>();
+  private readonly avoid = new Map<HubNode, { until: number; backoff: number }>();
   private readonly frames = new NotificationFrames();
   private nextClientId = 0;
   private stopped = false;
 
   constructor(
-    private readonly pool: NodeSource,
+    private readonly pool: NodeSource<N>,
     private readonly opts: HubOptions,
     private readonly log: Logger,
+    private readonly openSocket: OpenSocket<N>,
   ) {}
 
   /** Upstream subscriptions held now, per node id (the figure the issue asks to measure). */
@@ -160,7 +191,8 @@ export class SubscriptionHub implements UpstreamSocketEvents {
     shared.active = false;
   }
 
-  private usable(node: UpstreamNode, now: number): boolean {
+  /** Not avoided after its socket dropped or it refused a subscription (backoff per node). */
+  private notAvoided(node: HubNode, now: number): boolean {
     const a = this.avoid.get(node);
     return a === undefined || now >= a.until;
   }
@@ -170,7 +202,8 @@ export class SubscriptionHub implements UpstreamSocketEvents {
     if (shared.retired || this.stopped) return;
     const now = Date.now();
     let exclude = 0;
-    for (const n of this.pool.nodes) if (!this.usable(n, now) || n.state === 'ejected' || n.state === 'unhealthy') exclude |= n.bit;
+    // A subscription lives long: only nodes answering probes, unless no other is left.
+    for (const n of this.pool.nodes) if (!this.notAvoided(n, now) || !answersProbes(n)) exclude |= n.bit;
     const node = pickNode(this.pool.nodes, exclude) ?? pickNode(this.pool.nodes, 0);
     if (node === null) return this.retryLater(shared);
     const socket = this.socketFor(node);
@@ -188,7 +221,7 @@ export class SubscriptionHub implements UpstreamSocketEvents {
     shared.retryTimer.unref();
   }
 
-  private placed(shared: SharedSub, socket: UpstreamSocket, frame: Buffer | null, err: string | null): void {
+  private placed(shared: SharedSub, socket: NodeSocket, frame: Buffer | null, err: string | null): void {
     if (frame === null) {
       // The socket died before answering: closed() avoids the node; try elsewhere.
       this.log.debug({ node: socket.node.id, err }, 'subscribe not answered');
@@ -237,21 +270,21 @@ export class SubscriptionHub implements UpstreamSocketEvents {
     for (const cs of shared.clients) this.confirm(cs);
   }
 
-  private socketFor(node: UpstreamNode): UpstreamSocket {
+  private socketFor(node: N): NodeSocket {
     const existing = this.sockets.get(node);
     if (existing !== undefined && !existing.closed) return existing;
-    const socket = new UpstreamSocket(node, node.wsUrl, this, this.log);
+    const socket = this.openSocket(node, this);
     this.sockets.set(node, socket);
     return socket;
   }
 
-  private avoidNode(node: UpstreamNode): void {
+  private avoidNode(node: HubNode): void {
     const prev = this.avoid.get(node);
     const backoff = prev === undefined ? BACKOFF_MIN_MS : Math.min(prev.backoff * 2, BACKOFF_MAX_MS);
     this.avoid.set(node, { until: Date.now() + backoff, backoff });
   }
 
-  notification(socket: UpstreamSocket, frame: Buffer): void {
+  notification(socket: NodeSocket, frame: Buffer): void {
     const spans = notificationSpans(frame);
     if (spans === null) return;
     const shared = this.byUpstream.get(socket)?.get(spans.upstreamId);
@@ -270,7 +303,7 @@ export class SubscriptionHub implements UpstreamSocketEvents {
     frames.end();
   }
 
-  closed(socket: UpstreamSocket): void {
+  closed(socket: NodeSocket): void {
     if (this.sockets.get(socket.node) === socket) this.sockets.delete(socket.node);
     const subs = this.byUpstream.get(socket);
     this.byUpstream.delete(socket);
@@ -286,7 +319,7 @@ export class SubscriptionHub implements UpstreamSocketEvents {
   }
 
   /** The node is unhealthy, ejected or drained: move its subscriptions now. */
-  nodeUnusable(node: UpstreamNode): void {
+  nodeUnusable(node: N): void {
     this.sockets.get(node)?.close();
   }
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../../../src/config/defaults.js';
 import { ConfigError, loadConfig, parseConfig, resolveConfig } from '../../../src/config/load.js';
-import { ConfigSchema, configJsonSchema } from '../../../src/config/schema.js';
+import { configJsonSchema } from '../../../src/config/json-schema.js';
+import { ConfigSchema } from '../../../src/config/schema.js';
 
 /** The ConfigError `fn` throws; fails loudly if it returns or throws something else. */
 function errorOf(fn: () => unknown): ConfigError {
