@@ -171,6 +171,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       host: config.console.host,
       port: config.console.port,
       registration: config.console.registration,
+      trustedProxies: config.trustedProxies,
       endpoints: { http: httpBase, ws: wsBase },
       onTokensChanged: () => void accounts.sync.syncNow(),
       log,

@@ -21,7 +21,8 @@ import { accountRoutes } from './routes/account.js';
 import { stackRoutes } from './routes/stacks.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { guard, SESSION_COOKIE, Sessions } from './session.js';
-import { DEFAULT_LOGIN_LIMITS, LoginThrottle } from './throttle.js';
+import { ClientIpResolver } from '../gateway/client-ip.js';
+import { DEFAULT_LOGIN_LIMITS, LoginThrottle, RegisterThrottle } from './throttle.js';
 import { messagePage } from './views.js';
 
 const API = '/api/v1';
@@ -42,10 +43,16 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
     ajv: { customOptions: { coerceTypes: false } },
   });
   const sessions = new Sessions(opts.store, opts.secureCookies ?? false);
+  const proxies = new ClientIpResolver(opts.trustedProxies ?? []);
   const ctx: ConsoleContext = {
     store: opts.store,
     sessions,
     throttle: new LoginThrottle(opts.loginLimits ?? DEFAULT_LOGIN_LIMITS),
+    registrations: new RegisterThrottle(opts.registerLimit),
+    clientIp(req) {
+      const xff = req.headers['x-forwarded-for'];
+      return proxies.resolve(req.socket.remoteAddress ?? '', Array.isArray(xff) ? xff.join(',') : (xff ?? ''));
+    },
     registration: opts.registration,
     endpoints: opts.endpoints,
     tokensChanged() {

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Account, ApiToken, Stack, Store } from '../store/types.js';
 import type { Sessions } from './session.js';
-import type { LoginThrottle, ThrottleLimits } from './throttle.js';
+import type { LoginThrottle, RateSpec, RegisterThrottle, ThrottleLimits } from './throttle.js';
 
 export interface Endpoints {
   /** Gateway HTTP base URL, e.g. http://127.0.0.1:8899 */
@@ -29,12 +29,19 @@ export interface ConsoleOptions {
   secureCookies?: boolean;
   /** Failed-login limits per client IP and per email (tests lower them). */
   loginLimits?: ThrottleLimits;
+  /** Registrations per client IP (tests lower it). */
+  registerLimit?: RateSpec;
+  /** CIDRs whose X-Forwarded-For is believed (the config's `trustedProxies`, as on the RPC side). */
+  trustedProxies?: readonly string[];
 }
 
 export interface ConsoleContext {
   store: Store;
   sessions: Sessions;
   throttle: LoginThrottle;
+  registrations: RegisterThrottle;
+  /** The client's IP for throttling: the peer, or behind a trusted proxy its X-Forwarded-For. */
+  clientIp(req: FastifyRequest): string;
   registration: 'open' | 'closed';
   endpoints: Endpoints;
   /** Called after every token or stack write so the gateway syncs at once. */

@@ -18,6 +18,9 @@ export interface ThrottleLimits {
   perAccount: RateSpec;
 }
 
+/** Registrations per client IP: each creates an account, so every attempt counts. */
+export const DEFAULT_REGISTER_LIMIT: RateSpec = { perMinute: 10, burst: 20 };
+
 export const DEFAULT_LOGIN_LIMITS: ThrottleLimits = {
   perIp: { perMinute: 10, burst: 20 },
   perAccount: { perMinute: 5, burst: 10 },
@@ -53,5 +56,23 @@ export class LoginThrottle {
     // A negative take refills the bucket (the table caps the level at `burst` on the next read).
     this.ip.take(ip, -1, now);
     this.account.take(email, -1, now);
+  }
+}
+
+/**
+ * Registration attempts per client IP. Unlike logins, success counts too: a script creating
+ * accounts is what this stops, and each attempt costs a password hash before the store says
+ * whether the email is taken.
+ */
+export class RegisterThrottle {
+  private readonly ip: BucketTable;
+
+  constructor(limit: RateSpec = DEFAULT_REGISTER_LIMIT) {
+    this.ip = new BucketTable(CAPACITY, limit.perMinute / 60, limit.burst);
+  }
+
+  /** Takes one attempt; returns 0 when allowed, else the milliseconds to wait. */
+  begin(ip: string): number {
+    return this.ip.take(ip, 1, performance.now());
   }
 }

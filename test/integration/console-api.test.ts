@@ -635,6 +635,35 @@ for (const [kind, open] of stores) {
       for (let i = 0; i < 8; i++) t.equal((await f.client('127.0.0.8').login('other@example.com')).status, 200, `success ${i + 1}`);
     });
 
+    t.test('registration throttling: per client IP, every attempt counts, 429 with Retry-After', async (t) => {
+      const store = await newStore(t);
+      const f = await fixture(t, store, { registerLimit: { perMinute: 1, burst: 3 } });
+      const c = f.client('127.0.0.2');
+      t.equal((await c.register('r1@example.com')).status, 201);
+      t.equal((await c.register('r1@example.com')).status, 409, 'a taken email is an attempt too');
+      t.equal((await c.register('r2@example.com')).status, 201);
+      const blocked = await c.register('r3@example.com');
+      t.equal(blocked.status, 429, 'the fourth attempt from one IP waits');
+      t.equal(errorCode(blocked), 'throttled');
+      t.ok(Number(blocked.headers['retry-after']) >= 1, `Retry-After: ${blocked.headers['retry-after']}`);
+      t.equal(await store.accountByEmail('r3@example.com'), null, 'no account was made');
+      t.equal((await f.client('127.0.0.3').register('r3@example.com')).status, 201, 'other IPs are not affected');
+    });
+
+    t.test('throttles see the client behind a trusted proxy, and only behind one', async (t) => {
+      const store = await newStore(t);
+      const f = await fixture(t, store, { registerLimit: { perMinute: 1, burst: 1 }, trustedProxies: ['127.0.0.9'] });
+      const proxy = f.client('127.0.0.9');
+      const via = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+      const reg = (c: Client, email: string, ip: string) => c.send('POST', '/api/v1/register', { body: { email, password: PASSWORD }, ...via(ip) });
+      t.equal((await reg(proxy, 'p1@example.com', '203.0.113.5')).status, 201);
+      t.equal((await reg(proxy, 'p2@example.com', '203.0.113.5')).status, 429, 'the forwarded client is throttled');
+      t.equal((await reg(proxy, 'p2@example.com', '203.0.113.6')).status, 201, 'another client behind the same proxy is not');
+      const direct = f.client('127.0.0.10');
+      t.equal((await reg(direct, 'p3@example.com', '198.51.100.1')).status, 201);
+      t.equal((await reg(direct, 'p4@example.com', '198.51.100.2')).status, 429, 'an untrusted peer cannot pick its IP with X-Forwarded-For');
+    });
+
     t.test('login throttling defaults: 10 failures per email, then 429', async (t) => {
       const store = await newStore(t);
       const f = await fixture(t, store);

@@ -22,11 +22,18 @@ export async function accountRoutes(app: FastifyInstance, ctx: ConsoleContext): 
         summary: 'Create an account and log in',
         tags: ['account'],
         body: credentialsBody,
-        response: { 201: authAnswer, ...errors(400, 403, 409) },
+        description: 'Registrations are throttled per client IP: 429 with Retry-After.',
+        response: { 201: authAnswer, ...errors(400, 403, 409, 429) },
       },
     },
     async (req, reply) => {
       if (ctx.registration !== 'open') throw new ApiError('registrationClosed');
+      const ip = ctx.clientIp(req);
+      const wait = ctx.registrations.begin(ip);
+      if (wait > 0) {
+        ctx.log.warn({ ip }, 'registration throttled');
+        throw new ApiError('throttled', 'Too many registrations from this address; try again later', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) });
+      }
       const email = normalizeEmail(req.body.email);
       const hash = await hashPassword(req.body.password);
       let account;
@@ -56,17 +63,18 @@ export async function accountRoutes(app: FastifyInstance, ctx: ConsoleContext): 
     },
     async (req, reply) => {
       const email = normalizeEmail(req.body.email);
-      const wait = ctx.throttle.begin(req.ip, email);
+      const ip = ctx.clientIp(req);
+      const wait = ctx.throttle.begin(ip, email);
       if (wait > 0) {
         const seconds = Math.max(1, Math.ceil(wait / 1000));
-        ctx.log.warn({ ip: req.ip }, 'login throttled');
+        ctx.log.warn({ ip }, 'login throttled');
         throw new ApiError('throttled', undefined, { 'retry-after': String(seconds) });
       }
       const account = await ctx.store.accountByEmail(email);
       // Always one scrypt, known email or not, so timing does not tell which.
       const ok = await verifyPassword(req.body.password, account?.passwordHash ?? (await ctx.dummyHash)).catch(() => false);
       if (!account || !ok) throw new ApiError('badCredentials');
-      ctx.throttle.succeeded(req.ip, email);
+      ctx.throttle.succeeded(ip, email);
       const session = await ctx.sessions.start(req, reply, account);
       return { account: accountView(account), csrfToken: session.csrfToken };
     },
