@@ -1,5 +1,5 @@
 // Request header rules of README "Public interface": names carry the operator's brand, affinity values are
-// case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes.
+// case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes that start and end with an ASCII character.
 
 import { isUtf8 } from 'node:buffer';
 
@@ -88,24 +88,45 @@ export function parseAffinity(value: string): number {
   }
 }
 
+export const KEY_EMPTY = 'affinity key is empty (spaces and non-ASCII characters at either end are not part of a key)';
+export const KEY_NOT_UTF8 = 'affinity key is not valid UTF-8';
+
+/**
+ * Whether uWS keeps this byte (given as a char code 0..255) at an end of a header value. uWS
+ * trims "whitespace" from both ends by comparing each `char` with 33; where `char` is signed
+ * (x86-64, macOS, Windows) every byte from 0x80 is negative and is trimmed too, where it is
+ * unsigned (Linux on ARM) it stays. See README "Public interface".
+ */
+function keptAtEnd(code: number): boolean {
+  return code > 0x20 && code < 0x80;
+}
+
 /**
  * The text of a header value as uWS.js hands it over (`getHeader` returns one char per byte,
- * i.e. latin1), decoded as UTF-8; null when the bytes are not valid UTF-8.
+ * i.e. latin1), decoded as UTF-8; null when the bytes are not valid UTF-8 (Node's `isUtf8`
+ * also refuses overlong forms, surrogates and code points above U+10FFFF). Non-ASCII bytes
+ * at either end are dropped as uWS drops them on x86-64, so that a key maps to the same node
+ * on every platform the gateway runs on; what is left may be ''.
  */
 export function utf8Header(raw: string): string | null {
   for (let i = 0; i < raw.length; i++) {
-    if (raw.charCodeAt(i) > 0x7f) {
-      const bytes = Buffer.from(raw, 'latin1');
-      return isUtf8(bytes) ? bytes.toString('utf8') : null;
-    }
+    if (raw.charCodeAt(i) > 0x7f) return decodeTrimmed(raw);
   }
   return raw;
 }
 
+function decodeTrimmed(raw: string): string | null {
+  let start = 0;
+  let end = raw.length;
+  while (start < end && !keptAtEnd(raw.charCodeAt(start))) start++;
+  while (end > start && !keptAtEnd(raw.charCodeAt(end - 1))) end--;
+  const bytes = Buffer.from(start === 0 && end === raw.length ? raw : raw.slice(start, end), 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : null;
+}
+
 /** Null when the key (already decoded, see utf8Header) is acceptable, else the reason. */
 export function keyProblem(key: string): string | null {
-  if (key.length === 0) return 'affinity key is empty';
-  if (key.includes('\uFFFD')) return 'affinity key is not valid UTF-8';
+  if (key.length === 0) return KEY_EMPTY;
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > MAX_KEY_BYTES) return `affinity key is ${bytes} bytes; at most ${MAX_KEY_BYTES} are allowed`;
   return null;

@@ -5,7 +5,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
-import { H_CONTENT_LENGTH, H_CONTENT_TYPE, H_FORWARDED_FOR, H_ORIGIN, isJsonContentType, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
+import { H_CONTENT_LENGTH, H_CONTENT_TYPE, H_FORWARDED_FOR, H_ORIGIN, isJsonContentType, KEY_EMPTY, KEY_NOT_UTF8, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
 import { HttpResponder } from './http-responder.js';
 import type { Runtime } from './runtime.js';
 
@@ -125,17 +125,17 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
   const affinity = req.getHeader(keys.affinity);
   const mode = parseAffinity(affinity);
   if (mode === MODE_INVALID) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
-  const rawKey = req.getHeader(keys.affinityKey) || req.getHeader(keys.affinityKeyBare);
-  let key = '';
-  if (rawKey !== '') {
-    const text = utf8Header(rawKey);
-    const problem = text === null ? 'affinity key is not valid UTF-8' : keyProblem(text);
+  let key = utf8Header(req.getHeader(keys.affinityKey));
+  if (key === '') key = utf8Header(req.getHeader(keys.affinityKeyBare));
+  if (key === null) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: KEY_NOT_UTF8, header: names.affinityKey });
+  if (key !== '') {
+    const problem = keyProblem(key);
     if (problem !== null) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: problem, header: names.affinityKey });
-    key = text!;
   } else if (mode === MODE_KEY && hasHeader(req, names.affinityKey, names.affinityKeyBare)) {
-    // uWS strips bytes >= 0x80 from both ends of a header value: a key of only non-ASCII
-    // characters arrives empty. Present but empty is not a key of 1..40 bytes.
-    return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: 'affinity key is empty', header: names.affinityKey });
+    // A key of only spaces and non-ASCII characters arrives empty (README "Public interface").
+    // Absent and empty look alike through getHeader; telling them apart walks every header, so
+    // it is done only where the key is used.
+    return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: KEY_EMPTY, header: names.affinityKey });
   }
 
   if (!isJsonContentType(req.getHeader(H_CONTENT_TYPE))) return rejectRequest(res, req, rt, Errors.unsupportedMediaType, cors);
