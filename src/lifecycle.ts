@@ -4,27 +4,25 @@
 // the tests. Each part registers its stop as it starts (./stop-list.ts): a failed start and a
 // shutdown run that one list.
 
-import * as uWS from 'uWebSockets.js';
-import { startAccounts } from './accounts/runtime.js';
+import { startAccounts, type AccountsRuntime } from './accounts/runtime.js';
 import { AdminAuth } from './admin/auth.js';
 import { Reloader, type ReloadSummary } from './admin/reload.js';
 import { startAdminServer, type AdminServer } from './admin/listener.js';
 import type { Config } from './config/schema.js';
-import { attachRpcRoutes, type RuntimeRef } from './gateway/http-listener.js';
-import { Offload } from './gateway/offload.js';
-import { buildRuntime, type Runtime } from './gateway/runtime.js';
+import type { RuntimeRef } from './gateway/http-listener.js';
 import { staticTokenRecord, TokenTable } from './gateway/token-table.js';
+import type { WsStats } from './gateway/ws-listener.js';
 import { createLogger, type Logger } from './log.js';
-import { GatewayMetrics } from './metrics/prometheus.js';
+import type { GatewayMetrics } from './metrics/prometheus.js';
+import { inlinePlane, workerPlanes, workersFor, type ControlView } from './planes/planes.js';
 import { onInternalError } from './upstream/call.js';
-import { loadUndiciClient } from './upstream/node.js';
-import { NodePool } from './upstream/pool.js';
+import type { NodePool } from './upstream/pool.js';
 import { startConsole, type ConsoleServer } from './console/listener.js';
 import { StopList } from './stop-list.js';
 import type { FullStore } from './store/types.js';
 import type { UsageFlush } from './usage/flush.js';
-import { openUpstreamSocket, SubscriptionHub } from './upstream/ws/hub.js';
-import { attachWebSocket, type WsStats } from './gateway/ws-listener.js';
+import type { UsageMeter } from './usage/meter.js';
+import type { SubscriptionHub } from './upstream/ws/hub.js';
 
 export interface Gateway {
   readonly port: number;
@@ -41,6 +39,8 @@ export interface Gateway {
   readonly ref: RuntimeRef;
   readonly log: Logger;
   readonly metrics: GatewayMetrics;
+  /** How the data plane runs: worker threads (0 = inline) and the requests each answered. */
+  readonly dataPlane: { readonly workers: number; requestsByWorker(): number[] };
   /** The admin listener; null when `admin.port` is 0. */
   readonly admin: AdminServer | null;
   /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
@@ -51,19 +51,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (not exported by this build at runtime). */
-const EXCLUSIVE_PORT = 1;
-
-export function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    // Exclusive: without it uWS shares the port (SO_REUSEPORT) with another process and the
-    // two silently split the connections instead of the second start failing.
-    (app.listen as unknown as (h: string, p: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(host, port, EXCLUSIVE_PORT, (sock) => {
-      if (sock === false) reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-      else resolve(sock);
-    });
-  });
-}
+export { listen } from './planes/data-plane.js';
 
 export function staticTokens(config: Config, table: TokenTable): void {
   for (const t of config.tokens) {
@@ -103,54 +91,35 @@ export async function startGateway(config: Config, opts: GatewayOptions = {}): P
 async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops: StopList): Promise<Gateway> {
   const tokens = new TokenTable();
   staticTokens(config, tokens);
-  if (config.upstream.client === 'undici') await loadUndiciClient();
-  const pool = new NodePool(config, log);
-  stops.add(() => pool.close());
-  await pool.start();
-  const offload = new Offload(config.workers);
-  stops.add(() => offload.close());
-  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight });
-  const rt: Runtime = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
-  const ref: RuntimeRef = { rt };
-  // Tokens from the store join the config's static ones before the first request is served.
-  // Stopped after the client listener: usage counted until then is written before the store closes.
-  const accounts = opts.store === null ? null : await startAccounts(config, { tokens, usage: rt.usage, log, store: opts.store, ownStore: true });
-  if (accounts !== null) stops.add(() => accounts.stop());
-
-  const app = uWS.App();
-  stops.add(() => {
-    app.close();
-  });
-  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
-  // Added after the app, so it stops first: clients dropped by the app's close then send no
-  // unsubscribes to nodes whose sockets are closing anyway.
-  stops.add(() => hub.close());
-  pool.unusableListeners.push((node) => hub.nodeUnusable(node));
-  const wsStats: WsStats = { connections: 0, byToken: new Map() };
-  attachWebSocket(app, ref, hub, config.ws, wsStats);
-  attachRpcRoutes(app, ref);
-  const sockets: uWS.us_listen_socket[] = [];
-  sockets.push(await listen(app, config.rpc.host, config.rpc.port));
-  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
-  if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
-  const port = uWS.us_socket_local_port(sockets[0]!);
-  const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
-  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+  const workerCount = workersFor(config);
+  // Tokens from the store join the config's static ones before the first request is served;
+  // the accounts stop after the data plane, so usage counted until then is written.
+  const holder: { accounts: AccountsRuntime | null } = { accounts: null };
+  const startAccountsInto = async (usage: UsageMeter): Promise<void> => {
+    if (opts.store === null) return;
+    const started = await startAccounts(config, { tokens, usage, log, store: opts.store, ownStore: true });
+    holder.accounts = started;
+    stops.add(() => started.stop());
+  };
+  const plane: ControlView =
+    workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
+  const accounts = holder.accounts;
+  const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
+  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, workers: workerCount, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
 
   const auth = new AdminAuth(config.admin.token);
   const reloader = new Reloader(
     { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t) },
     config,
   );
-  const reload = (): Promise<ReloadSummary> => reloader.reload();
+  const reload = async (): Promise<ReloadSummary> => {
+    const summary = await reloader.reload();
+    plane.reloaded(reloader.config);
+    return summary;
+  };
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
-    const ws = (): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> } => ({
-      connections: wsStats.connections,
-      sharedSubscriptions: hub.sharedCount,
-      upstreamSubscriptions: hub.upstreamSubscriptions(),
-    });
-    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws, log }).catch((err: Error) => {
+    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws: () => plane.ws(), log }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
       log.warn({ err: err.message }, 'admin API not started');
       return null;
@@ -200,22 +169,11 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     ref,
     log,
     metrics,
+    dataPlane: { workers: plane.workers, requestsByWorker: () => plane.requestsByWorker() },
     admin,
     reload,
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
-      const rt = ref.rt;
-      rt.draining = true;
-      for (const sock of sockets) uWS.us_listen_socket_close(sock);
-      if (rt.inflight > 0) {
-        log.info({ inflight: rt.inflight }, 'draining in-flight requests');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, graceMs);
-          rt.onIdle = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
+      await plane.drain(graceMs);
       await shutdown();
       log.info('stopped');
     },

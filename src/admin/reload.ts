@@ -144,6 +144,16 @@ export class Reloader {
     return summary;
   }
 
+  /**
+   * Applies a config that is already loaded and checked: what `reload()` does after reading
+   * the file, and what a data-plane worker does with the config the control plane reloaded.
+   */
+  applyConfig(next: Config): Promise<ReloadSummary> {
+    const run = this.queue.then(() => this.apply(next));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
   private async apply(next: Config): Promise<ReloadSummary> {
     const { pool, ref, tokens, log } = this.parts;
     const prev = this.current;

@@ -9,7 +9,7 @@ import { UsageError } from './usage-error.js';
 const USAGE = `usage: jumpgate <command> [options]
 
 commands:
-  start [--config FILE] [--port N] [--data DIR]
+  start [--config FILE] [--port N] [--workers N|auto] [--data DIR]
                        run the gateway; without --config, a demo with three simulated nodes
   sim --port P [--id NAME] [--slot-ms 400] [--lag SLOTS] [--latency-ms MIN-MAX]
       [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]

@@ -14,13 +14,15 @@ import { UsageError } from './usage-error.js';
 interface StartOptions {
   config?: string;
   port?: number;
+  /** --workers: data-plane threads (`rpc.workers`), a number or 'auto'. */
+  workers?: number | 'auto';
   data: string;
 }
 
 function parseStart(argv: string[]): StartOptions {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, data: { type: 'string' } } }));
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, workers: { type: 'string' }, data: { type: 'string' } } }));
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0]!);
   }
@@ -29,7 +31,12 @@ function parseStart(argv: string[]): StartOptions {
     port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got "${values.port}"`);
   }
-  return { config: values.config, port, data: values.data ?? './data' };
+  let workers: number | 'auto' | undefined;
+  if (values.workers !== undefined) {
+    workers = values.workers === 'auto' ? 'auto' : Number(values.workers);
+    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 0 && workers <= 256)) throw new UsageError(`--workers must be an integer from 0 to 256 or auto, got "${values.workers}"`);
+  }
+  return { config: values.config, port, workers, data: values.data ?? './data' };
 }
 
 /** `port`: the --port flag, which moves the WebSocket port along (to port + 1, or ephemeral with 0). */
@@ -53,10 +60,12 @@ export async function runStart(argv: string[]): Promise<void> {
     demo = await (await import('../tools/demo/start-demo.js')).prepareDemo(opts.data, opts.port);
     config = demo.config;
   }
-  const log = createLogger(config.log.level);
   const prepareConfig = (c: Config): void => {
     if (opts.port !== undefined) c.rpc.port = opts.port;
+    if (opts.workers !== undefined) c.rpc.workers = opts.workers;
   };
+  prepareConfig(config);
+  const log = createLogger(config.log.level);
   const gw = await startGateway(config, {
     log,
     configPath: opts.config,

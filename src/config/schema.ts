@@ -110,6 +110,9 @@ export const ConfigSchema = obj({
       host: str('a host name or address'),
       port: port('Public JSON-RPC port (HTTP and WS)'),
       wsPort: port('Extra WS-only port; 0 = none'),
+      workers: z
+        .union([int(0, 256), z.literal('auto')], expected("an integer from 0 to 256 or 'auto'"))
+        .meta({ description: "Data-plane worker threads sharing the ports; 'auto' = one per core; 0 = inline on the control plane's event loop" }),
     },
     'Public RPC listener',
   ),

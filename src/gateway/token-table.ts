@@ -47,8 +47,24 @@ export class TokenTable {
    */
   private readonly revokedListeners: RevokedListener[] = [];
 
+  /** Told after any change (the control plane sends the table to its workers then). */
+  private readonly changedListeners: (() => void)[] = [];
+
   onRevoked(fn: RevokedListener): void {
     this.revokedListeners.push(fn);
+  }
+
+  onChanged(fn: () => void): void {
+    this.changedListeners.push(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.changedListeners) fn();
+  }
+
+  /** Every entry: the hash (base64) and the record, for a worker's copy of the table. */
+  entries(): { hash: string; record: TokenRecord }[] {
+    return [...this.byHash.values()].map((e) => ({ hash: e.key, record: { ...e.record } }));
   }
 
   private revoked(id: string): void {
@@ -65,6 +81,7 @@ export class TokenTable {
     const old = this.byHash.get(key);
     this.byHash.set(key, { key, record });
     if (old !== undefined && old.record !== record && (old.record.id !== record.id || !record.active)) this.revoked(old.record.id);
+    this.changed();
   }
 
   removeHashed(hash: Buffer): void {
@@ -73,6 +90,7 @@ export class TokenTable {
     if (old === undefined) return;
     this.byHash.delete(key);
     this.revoked(old.record.id);
+    this.changed();
   }
 
   /** Flips a record in place (connections hold it); going inactive counts as a revocation. */
@@ -80,6 +98,7 @@ export class TokenTable {
     const was = record.active;
     record.active = active;
     if (was && !active) this.revoked(record.id);
+    if (was !== active) this.changed();
   }
 
   /** Replaces the whole table in one step (reload, store sync). */
@@ -91,6 +110,7 @@ export class TokenTable {
       const now = this.byHash.get(old.key);
       if (now === undefined || (now.record !== old.record && (now.record.id !== old.record.id || !now.record.active))) this.revoked(old.record.id);
     }
+    this.changed();
   }
 
   get size(): number {

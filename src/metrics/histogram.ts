@@ -179,6 +179,13 @@ export class RollingHistogram {
     this.epoch = e;
   }
 
+  /** Adds another histogram's counts to the current slice (a worker's report, folded in). */
+  addAt(h: LatencyHistogram, nowMs: number): void {
+    const e = Math.floor(nowMs / this.sliceMs);
+    if (e !== this.epoch) this.rotate(e);
+    this.ring[this.cur]!.add(h);
+  }
+
   /** The window's histogram as of `nowMs` (a shared object: read it before the next call). */
   window(nowMs: number): LatencyHistogram {
     const e = Math.floor(nowMs / this.sliceMs);

@@ -116,6 +116,33 @@ export class GatewayMetrics implements RequestRecorder {
     this.duration.observeMs(ms);
   }
 
+  /**
+   * Adds counts a data-plane worker recorded since its last report (README "Architecture"):
+   * one exporter for the whole gateway, whatever the number of workers.
+   */
+  merge(requests: readonly { method: string; batch: boolean; status: string; nodeIds: string; count: number }[], duration: readonly number[], durationSumMs: number, rateLimited: Record<string, number>): void {
+    for (const r of requests) {
+      const key = r.batch ? METHOD_BATCH : r.method === '' ? METHOD_NONE : r.method;
+      let byStatus = this.methods.get(key);
+      if (byStatus === undefined) byStatus = this.addMethod(key);
+      let byNode = byStatus.get(r.status);
+      if (byNode === undefined) byStatus.set(r.status, (byNode = new Map()));
+      const node = r.nodeIds === '' ? NODE_NONE : r.nodeIds.indexOf(',') === -1 ? r.nodeIds : NODE_MULTIPLE;
+      let cell = byNode.get(node);
+      if (cell === undefined) byNode.set(node, (cell = new Cell()));
+      cell.n += r.count;
+    }
+    this.duration.addCounts(duration, durationSumMs);
+    for (const [scope, n] of Object.entries(rateLimited)) {
+      let cell = this.limited.get(scope);
+      if (cell === undefined) {
+        if (this.limited.size >= 16) continue;
+        this.limited.set(scope, (cell = new Cell()));
+      }
+      cell.n += n;
+    }
+  }
+
   private addMethod(method: string): StatusMap {
     if (this.clientMethods >= this.maxMethods || method.length > MAX_METHOD_LENGTH) return this.other;
     const m: StatusMap = new Map();

@@ -96,6 +96,8 @@ export function applyProbe(node: UpstreamNode, r: ProbeResult, best: number, max
 
 export interface HealthEvents {
   stateChanged(node: UpstreamNode, from: string, reason: string): void;
+  /** After every round (the control plane sends the results to its workers). */
+  roundDone?(): void;
 }
 
 export class HealthChecker {
@@ -149,5 +151,6 @@ export class HealthChecker {
       applyProbe(node, r, best, this.opts.maxSlotLag);
       if (node.state !== before) this.events.stateChanged(node, before, r.reason);
     }
+    this.events.roundDone?.();
   }
 }

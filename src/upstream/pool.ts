@@ -9,6 +9,7 @@ import { pickNode } from '../routing/select.js';
 import { MethodLatency, type Router } from './call.js';
 import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
+import type { NodeStateName } from '../routing/node-view.js';
 
 /** What routing reads of a call: its affinity slot (-1: none) and the nodes it already tried. */
 export interface RouteRequest {
@@ -30,6 +31,8 @@ export class NodePool implements Router {
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
+  /** Told after each probe round and operator change (the control plane informs its workers). */
+  readonly healthListeners: (() => void)[] = [];
   /** Shared by every node and the health loop; reload updates them in place. */
   private readonly policy: EjectPolicy;
   private readonly healthOpts: HealthOptions;
@@ -38,7 +41,15 @@ export class NodePool implements Router {
   /** Closes of nodes removed by a reload (they finish their in-flight requests first). */
   private readonly retiring = new Set<Promise<void>>();
 
-  constructor(config: Config, private readonly log: Logger) {
+  /** False in a data-plane worker: the control plane probes and sends the results (applyHealth). */
+  private readonly probes: boolean;
+
+  constructor(
+    config: Config,
+    private readonly log: Logger,
+    opts: { probes?: boolean } = {},
+  ) {
+    this.probes = opts.probes ?? true;
     this.maxAttempts = config.routing.maxAttempts;
     this.clientOpts = { ...config.upstream, connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000), onPipeliningDropped: (node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes') };
     this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
@@ -52,6 +63,9 @@ export class NodePool implements Router {
       stateChanged: (node, from, reason) => {
         this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
         if (!answersProbes(node)) for (const l of this.unusableListeners) l(node);
+      },
+      roundDone: () => {
+        for (const l of this.healthListeners) l();
       },
     });
   }
@@ -97,13 +111,44 @@ export class NodePool implements Router {
   /** First probe round before traffic, then every interval. */
   async start(): Promise<void> {
     this.hasher = await KeyHasher.create(this.seed);
-    await this.health.round();
-    this.health.start();
+    if (this.probes) {
+      await this.health.round();
+      this.health.start();
+    }
     this.rateTimer = setInterval(() => {
       const now = performance.now();
       for (const n of this.nodes) n.sampleRate(now);
     }, 1000);
     this.rateTimer.unref();
+  }
+
+  /**
+   * A data-plane worker takes the control plane's probe results: one prober for every
+   * worker. A node this worker ejected stays out until its own backoff ends, even if a
+   * result sent before the control plane heard of the ejection says otherwise.
+   */
+  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean }[]): void {
+    const now = Date.now();
+    let topology = false;
+    for (const h of nodes) {
+      const n = this.byId(h.id);
+      if (n === undefined) continue;
+      n.slot = h.slot;
+      if (n.weight !== h.weight || n.drained !== h.drained) {
+        const draining = h.drained && !n.drained;
+        n.weight = h.weight;
+        n.drained = h.drained;
+        topology = true;
+        if (draining) for (const l of this.unusableListeners) l(n);
+      }
+      if (n.state === h.state || (n.state === 'ejected' && now < n.ejectedUntil)) continue;
+      const before = n.state;
+      n.state = h.state;
+      if (h.state === 'ejected') n.ejectedUntil = h.ejectedUntil;
+      else if (before === 'ejected') n.readmit();
+      if (!answersProbes(n)) for (const l of this.unusableListeners) l(n);
+    }
+    if (topology) this.onTopologyChange();
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -118,6 +163,7 @@ export class NodePool implements Router {
     if (n === undefined) return undefined;
     n.weight = weight;
     this.onTopologyChange();
+    for (const l of this.healthListeners) l();
     return n;
   }
 
@@ -127,6 +173,7 @@ export class NodePool implements Router {
     n.drained = drained;
     this.onTopologyChange();
     if (drained) for (const l of this.unusableListeners) l(n);
+    for (const l of this.healthListeners) l();
     return n;
   }
 

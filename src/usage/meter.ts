@@ -78,6 +78,26 @@ export class UsageMeter {
     }
   }
 
+  /**
+   * Adds cells another meter drained (a data-plane worker's, sent to the control plane in
+   * the background): the control plane's flush then writes every worker's usage once.
+   */
+  merge(cells: readonly UsageCell[]): void {
+    for (const u of cells) {
+      const c = this.cell(u.tokenId, u.method);
+      c.calls += u.calls;
+      c.errors += u.errors;
+      c.bytesIn += u.bytesIn;
+      c.bytesOut += u.bytesOut;
+      if (u.histogram === null) continue;
+      const h = LatencyHistogram.decode(u.histogram, HISTOGRAM_OPTS);
+      const count = h.count;
+      if (count === 0) continue;
+      (c.histogram ??= new LatencyHistogram(HISTOGRAM_OPTS)).add(h);
+      c.timed += count;
+    }
+  }
+
   /** Totals per token so far (undrained), for tests and the admin view. */
   totals(tokenId: string): { calls: number; errors: number; bytesIn: number; bytesOut: number } {
     const t = { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 };

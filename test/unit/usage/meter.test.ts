@@ -50,3 +50,23 @@ t.test('a drain hands everything over once', async (t) => {
     'a kept cell with no new latency hands over no histogram',
   );
 });
+
+t.test('merge: cells drained from other meters add up exactly, latency included', async (t) => {
+  const a = new UsageMeter();
+  const b = new UsageMeter();
+  a.record('t1', 'getSlot', 3, 1, 30, 300, 1000);
+  b.record('t1', 'getSlot', 2, 0, 20, 200, 3000);
+  b.record('t2', 'getBalance', 1, 0, 5, 50);
+  const control = new UsageMeter();
+  control.merge(a.drain());
+  control.merge(b.drain());
+  t.same(control.totals('t1'), { calls: 5, errors: 1, bytesIn: 50, bytesOut: 500 });
+  t.same(control.totals('t2'), { calls: 1, errors: 0, bytesIn: 5, bytesOut: 50 });
+  const cells = control.drain();
+  const slot = cells.find((c) => c.method === 'getSlot')!;
+  const h = LatencyHistogram.decode(slot.histogram!);
+  t.equal(h.count, 5, 'both meters\' latencies, one per call');
+  t.ok(h.percentile(50) < 1100 && h.percentile(99) > 2900, `p50 ${h.percentile(50)}, p99 ${h.percentile(99)}`);
+  t.equal(cells.find((c) => c.method === 'getBalance')!.histogram, null, 'no latency merged where none was recorded');
+  t.same(control.drain(), [], 'merged usage is handed over once');
+});

@@ -1,0 +1,90 @@
+// What the control plane and the data-plane workers tell each other (README "Architecture":
+// planes and workers). Plain data only: every message crosses a thread boundary by structured
+// clone. Nothing here is sent per request: workers report once a second, the control plane
+// sends when something changed (tokens, node health, operator changes, config).
+
+import type { Config } from '../config/schema.js';
+import type { TokenRecord } from '../gateway/token-table.js';
+import type { NodeStateName } from '../routing/node-view.js';
+import type { UsageCell } from '../usage/meter.js';
+
+/** Handed to a worker at start (workerData). */
+export interface WorkerInit {
+  index: number;
+  config: Config;
+  /** The ports to listen on (the first worker's, once known: the others share them). */
+  port: number;
+  wsPort: number;
+  /** Buffers of the rate-limit tables every worker shares (see routing/shared-bucket-table). */
+  limits: unknown;
+  /** The token table and node health as they are when the worker starts. */
+  tokens: TokenEntry[];
+  health: NodeHealth[];
+}
+
+export interface TokenEntry {
+  /** SHA-256 of the token, base64. */
+  hash: string;
+  record: TokenRecord;
+}
+
+/** One node as the control plane sees it: its prober's verdict and the operator's settings. */
+export interface NodeHealth {
+  id: string;
+  state: NodeStateName;
+  slot: number;
+  ejectedUntil: number;
+  weight: number;
+  drained: boolean;
+}
+
+export type ToWorker =
+  | { type: 'tokens'; entries: TokenEntry[] }
+  | { type: 'health'; nodes: NodeHealth[] }
+  | { type: 'config'; config: Config }
+  | { type: 'drain'; graceMs: number };
+
+/** Per node, what a worker saw since its last report. */
+export interface NodeDelta {
+  id: string;
+  inflight: number;
+  requests: number;
+  failures: number;
+  lastError: string | null;
+  /** The node's live failures ejected it here (the control plane's prober readmits it). */
+  ejected: boolean;
+  /** Successful attempts' durations in µs (encoded histogram), null when none. */
+  latency: string | null;
+  /** Counts per Prometheus latency bucket, and their sum in ms. */
+  buckets: number[];
+  bucketsSumMs: number;
+}
+
+/** Request counters since the last report: method, batch flag, status line, node label → count. */
+export interface RequestDelta {
+  method: string;
+  batch: boolean;
+  status: string;
+  nodeIds: string;
+  count: number;
+}
+
+export interface WorkerReport {
+  type: 'report';
+  index: number;
+  usage: UsageCell[];
+  nodes: NodeDelta[];
+  requests: RequestDelta[];
+  /** Request-duration bucket counts and sum (ms) since the last report. */
+  duration: number[];
+  durationSumMs: number;
+  rateLimited: Record<string, number>;
+  inflight: number;
+  ws: { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
+}
+
+export type FromWorker =
+  | { type: 'listening'; index: number; port: number; wsPort: number }
+  | { type: 'failed'; index: number; message: string }
+  | WorkerReport
+  | { type: 'drained'; index: number };

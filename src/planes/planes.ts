@@ -1,0 +1,147 @@
+// The two ways the data plane runs beside the control plane (README "Architecture"):
+// - inline (`rpc.workers: 0`): on the control plane's own event loop, as one process with no
+//   threads; what embedding and most tests use;
+// - N data-plane worker threads (`rpc.workers: N | auto`): each terminates HTTP and WS on its
+//   own loop for the shared port; the control plane (console, store, usage writes, admin,
+//   health prober, token sync, reload) keeps the main thread, which no request waits for.
+// Either way the rest of the gateway sees one ControlView: the pool the admin API shows, the
+// metrics, the runtime a reload rewrites, and how to drain.
+
+import { availableParallelism } from 'node:os';
+import type { Config } from '../config/schema.js';
+import type { RuntimeRef } from '../gateway/http-listener.js';
+import { Offload } from '../gateway/offload.js';
+import { buildRuntime } from '../gateway/runtime.js';
+import type { TokenTable } from '../gateway/token-table.js';
+import type { WsStats } from '../gateway/ws-listener.js';
+import type { Logger } from '../log.js';
+import { GatewayMetrics } from '../metrics/prometheus.js';
+import type { StopList } from '../stop-list.js';
+import { NodePool } from '../upstream/pool.js';
+import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
+import { UsageMeter } from '../usage/meter.js';
+import { startDataPlane } from './data-plane.js';
+import { lockRpcPort } from './port-lock.js';
+import { DataPlaneWorkers } from './workers.js';
+
+export interface WsView {
+  connections: number;
+  sharedSubscriptions: number;
+  upstreamSubscriptions: Record<string, number>;
+}
+
+export interface ControlView {
+  pool: NodePool;
+  ref: RuntimeRef;
+  hub: SubscriptionHub;
+  wsStats: WsStats;
+  metrics: GatewayMetrics;
+  port: number;
+  wsPort: number;
+  ws(): WsView;
+  /** Data-plane threads (0 inline) and the client requests each answered so far. */
+  workers: number;
+  requestsByWorker(): number[];
+  /** A reload was applied to the control plane: the data plane follows. */
+  reloaded(config: Config): void;
+  /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
+  drain(graceMs: number): Promise<void>;
+}
+
+/** `rpc.workers`: 'auto' is one per core. */
+export function workersFor(config: Config): number {
+  const w = config.rpc.workers;
+  return w === 'auto' ? availableParallelism() : w;
+}
+
+type StartAccounts = (usage: UsageMeter) => Promise<void>;
+
+export async function inlinePlane(config: Config, tokens: TokenTable, log: Logger, stops: StopList, startAccounts: StartAccounts): Promise<ControlView> {
+  let metrics: GatewayMetrics | null = null;
+  // Accounts first: store tokens are in the table before the listener opens, and the usage
+  // flush stops after it (a stop list runs newest first).
+  const usage = new UsageMeter();
+  await startAccounts(usage);
+  const plane = await startDataPlane(config, {
+    usage,
+    tokens,
+    log,
+    stops,
+    probes: true,
+    exclusive: true,
+    port: config.rpc.port,
+    wsPort: config.rpc.wsPort,
+    recorder: (pool, ref) => (metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight })),
+  });
+  const rt = plane.ref.rt;
+  return {
+    ...plane,
+    metrics: metrics!,
+    ws: () => ({ connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() }),
+    workers: 0,
+    requestsByWorker: () => [],
+    reloaded: () => {},
+    async drain(graceMs) {
+      rt.draining = true;
+      plane.stopListening();
+      if (rt.inflight === 0) return;
+      log.info({ inflight: rt.inflight }, 'draining in-flight requests');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        rt.onIdle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+  };
+}
+
+export async function workerPlanes(config: Config, tokens: TokenTable, log: Logger, stops: StopList, count: number, startAccounts: StartAccounts): Promise<ControlView> {
+  // The control plane's pool probes the nodes for every worker and carries their figures; it
+  // sends no traffic.
+  const pool = new NodePool(config, log);
+  stops.add(() => pool.close());
+  await pool.start();
+  // A runtime of the control plane's own: its meter receives the workers' usage, and reloads
+  // rewrite it like a worker's. It serves no request.
+  const offload = new Offload(config.workers);
+  stops.add(() => offload.close());
+  const ref = {} as RuntimeRef;
+  const workersRef: { w: DataPlaneWorkers | null } = { w: null };
+  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => workersRef.w?.inflight ?? 0 });
+  ref.rt = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
+  await startAccounts(ref.rt.usage);
+  if (config.rpc.port !== 0) {
+    const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
+    stops.add(() => lock.release());
+  }
+  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits: null });
+  workersRef.w = workers;
+  // Added after the accounts: an immediate stop ends the workers before the last usage flush.
+  stops.add(() => workers.stop());
+  await workers.start(count);
+  if (config.rpc.port === 0) {
+    const lock = await lockRpcPort(config.rpc.host, workers.port);
+    stops.add(() => lock.release());
+  }
+  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
+  return {
+    pool,
+    ref,
+    hub,
+    wsStats: { connections: 0, byToken: new Map() },
+    metrics,
+    port: workers.port,
+    wsPort: workers.wsPort,
+    ws: () => workers.ws(),
+    workers: count,
+    requestsByWorker: () => workers.requestsByWorker(),
+    reloaded: (next) => workers.broadcast({ type: 'config', config: next }),
+    async drain(graceMs) {
+      ref.rt.draining = true;
+      log.info({ inflight: workers.inflight, workers: count }, 'draining the data-plane workers');
+      await workers.drain(graceMs);
+    },
+  };
+}

@@ -1,0 +1,161 @@
+// A data-plane worker thread (README "Architecture"): its own event loop terminates HTTP and
+// WebSocket for the shared RPC port, with its own upstream pools and subscription hub. It never
+// waits for the control plane: tokens, node health, operator changes and config arrive as
+// messages and are applied between requests; usage, counters and node figures leave once a
+// second in one report.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { Reloader } from '../admin/reload.js';
+import type { Config } from '../config/schema.js';
+import { TokenTable } from '../gateway/token-table.js';
+import { createLogger } from '../log.js';
+import { LatencyHistogram } from '../metrics/histogram.js';
+import { StopList } from '../stop-list.js';
+import { onInternalError } from '../upstream/call.js';
+import type { UpstreamNode } from '../upstream/node.js';
+import { startDataPlane, type DataPlane } from './data-plane.js';
+import { DeltaRecorder } from './delta-recorder.js';
+import type { FromWorker, NodeDelta, ToWorker, WorkerInit } from './messages.js';
+
+const REPORT_MS = 1000;
+const NODE_HISTOGRAM = { digits: 2 } as const;
+
+interface NodeSeen {
+  requests: number;
+  failures: number;
+  buckets: Float64Array;
+  bucketsSumMs: number;
+  ejectedReported: boolean;
+}
+
+function send(m: FromWorker): void {
+  parentPort!.postMessage(m);
+}
+
+/** What a node did since the last report (counters are cumulative on the node: diffed here). */
+function nodeDelta(n: UpstreamNode, seen: WeakMap<UpstreamNode, NodeSeen>): NodeDelta {
+  let s = seen.get(n);
+  if (s === undefined) {
+    s = { requests: 0, failures: 0, buckets: new Float64Array(n.latency.buckets.counts.length), bucketsSumMs: 0, ejectedReported: false };
+    seen.set(n, s);
+  }
+  n.latency.delta ??= new LatencyHistogram(NODE_HISTOGRAM);
+  const d = n.latency.delta;
+  const counts = n.latency.buckets.counts;
+  const buckets = Array.from(counts, (c, i) => c - s.buckets[i]!);
+  s.buckets.set(counts);
+  const ejected = n.state === 'ejected' && !s.ejectedReported;
+  s.ejectedReported = n.state === 'ejected';
+  const out: NodeDelta = {
+    id: n.id,
+    inflight: n.inflight,
+    requests: n.requests - s.requests,
+    failures: n.failures - s.failures,
+    lastError: n.lastError,
+    ejected,
+    latency: d.count > 0 ? d.encode() : null,
+    buckets,
+    bucketsSumMs: n.latency.buckets.sumMs - s.bucketsSumMs,
+  };
+  d.reset();
+  s.requests = n.requests;
+  s.failures = n.failures;
+  s.bucketsSumMs = n.latency.buckets.sumMs;
+  return out;
+}
+
+function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: WeakMap<UpstreamNode, NodeSeen>): void {
+  const counts = recorder.drain();
+  send({
+    type: 'report',
+    index,
+    usage: plane.ref.rt.usage.drain(),
+    nodes: plane.pool.nodes.map((n) => nodeDelta(n, seen)),
+    requests: counts.requests,
+    duration: counts.duration,
+    durationSumMs: counts.durationSumMs,
+    rateLimited: counts.rateLimited,
+    inflight: plane.ref.rt.inflight,
+    ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
+  });
+}
+
+async function drain(plane: DataPlane, graceMs: number): Promise<void> {
+  const rt = plane.ref.rt;
+  rt.draining = true;
+  plane.stopListening();
+  if (rt.inflight === 0) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, graceMs);
+    rt.onIdle = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+}
+
+async function main(): Promise<void> {
+  const init = workerData as WorkerInit;
+  // Listening on the port from the start keeps this thread alive while the start awaits
+  // things that hold no handle of the loop (WebAssembly compiles): a worker whose loop ran
+  // empty would exit with uWS's poll handle still open. Messages wait until the plane is up.
+  const early: ToWorker[] = [];
+  let handle: (m: ToWorker) => void = (m) => early.push(m);
+  parentPort!.on('message', (m: ToWorker) => handle(m));
+  let config: Config = init.config;
+  const log = createLogger(config.log.level).child({ worker: init.index });
+  onInternalError((err) => log.error({ err }, 'internal error while finishing a call'));
+  const tokens = new TokenTable();
+  tokens.replaceAll(init.tokens.map((e) => ({ hash: Buffer.from(e.hash, 'base64'), record: e.record })));
+  const stops = new StopList();
+  const recorder = new DeltaRecorder();
+  let plane: DataPlane;
+  try {
+    plane = await startDataPlane(config, { tokens, log, stops, probes: false, exclusive: false, port: init.port, wsPort: init.wsPort, recorder: () => recorder });
+  } catch (err) {
+    await stops.run().catch(() => {});
+    send({ type: 'failed', index: init.index, message: (err as Error).message });
+    // uWS is closed: the thread may end (ending it any other way aborts the process).
+    parentPort!.close();
+    return;
+  }
+  plane.pool.applyHealth(init.health);
+  // Attempts are reported as deltas from the first one on (nodes a reload adds start at their first report).
+  for (const n of plane.pool.nodes) n.latency.delta = new LatencyHistogram(NODE_HISTOGRAM);
+  const seen = new WeakMap<UpstreamNode, NodeSeen>();
+  // Static tokens come with the table snapshots: this reloader applies only the rest.
+  const reloader = new Reloader({ configPath: null, pool: plane.pool, ref: plane.ref, tokens: new TokenTable(), log, setAdminToken: () => {} }, config);
+  const timer = setInterval(() => report(init.index, plane, recorder, seen), REPORT_MS);
+  send({ type: 'listening', index: init.index, port: plane.port, wsPort: plane.wsPort });
+
+  handle = (m: ToWorker): void => {
+    switch (m.type) {
+      case 'tokens':
+        tokens.replaceAll(m.entries.map((e) => ({ hash: Buffer.from(e.hash, 'base64'), record: e.record })));
+        return;
+      case 'health':
+        plane.pool.applyHealth(m.nodes);
+        return;
+      case 'config':
+        config = m.config;
+        void reloader.applyConfig(config).catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'));
+        return;
+      case 'drain':
+        void drain(plane, m.graceMs).then(async () => {
+          clearInterval(timer);
+          // The last report carries the usage of the requests that just finished.
+          report(init.index, plane, recorder, seen);
+          await stops.run().catch((err: unknown) => log.warn({ err }, 'stopping the data plane failed'));
+          send({ type: 'drained', index: init.index });
+          parentPort!.close();
+        });
+        return;
+    }
+  };
+  for (const m of early.splice(0)) handle(m);
+}
+
+main().catch((err: unknown) => {
+  // Before anything listens: tell the control plane, which fails the start.
+  send({ type: 'failed', index: (workerData as WorkerInit).index, message: (err as Error).stack ?? String(err) });
+});

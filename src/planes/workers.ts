@@ -1,0 +1,196 @@
+// The control plane's side of the data-plane workers (README "Architecture"): starts them on the
+// shared port, sends what changed (tokens, node health, operator changes, config), and folds
+// their once-a-second reports into the one view the admin API, /metrics and the usage store
+// read: usage into the control plane's meter, request counters into the exporter, per-node
+// attempts, failures and latency into the control plane's copy of each node.
+
+import { createServer, type AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../config/schema.js';
+import type { TokenTable } from '../gateway/token-table.js';
+import type { Logger } from '../log.js';
+import { LatencyHistogram } from '../metrics/histogram.js';
+import type { GatewayMetrics } from '../metrics/prometheus.js';
+import type { NodePool } from '../upstream/pool.js';
+import type { UsageMeter } from '../usage/meter.js';
+import type { FromWorker, NodeHealth, ToWorker, WorkerInit, WorkerReport } from './messages.js';
+
+const ENTRY = new URL('./worker-main.js', import.meta.url);
+
+export interface WorkerParts {
+  log: Logger;
+  tokens: TokenTable;
+  /** The control plane's pool: it probes; its nodes carry the folded figures. */
+  pool: NodePool;
+  meter: UsageMeter;
+  metrics: GatewayMetrics;
+  limits: unknown;
+}
+
+interface Slot {
+  worker: Worker;
+  inflight: number;
+  /** Client requests answered, from the reports (how traffic spreads over workers). */
+  requests: number;
+  /** Attempts in flight per node id, as last reported. */
+  nodeInflight: Map<string, number>;
+  ws: WorkerReport['ws'];
+  drained: (() => void) | null;
+  exited: boolean;
+}
+
+/** A port nothing listens on now (the OS's pick for port 0). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function nodeHealth(pool: NodePool): NodeHealth[] {
+  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained }));
+}
+
+export class DataPlaneWorkers {
+  private readonly slots: Slot[] = [];
+  port = 0;
+  wsPort = 0;
+  private tokensQueued = false;
+
+  constructor(
+    private readonly config: Config,
+    private readonly parts: WorkerParts,
+  ) {}
+
+  /** Starts `count` workers on the configured ports (`port` 0: on a free port found here). */
+  async start(count: number): Promise<void> {
+    // uWS sets SO_REUSEPORT only when it binds a given port: an ephemeral port cannot be
+    // joined, so one is picked first.
+    this.port = this.config.rpc.port === 0 ? await freePort(this.config.rpc.host) : this.config.rpc.port;
+    this.wsPort = this.config.rpc.wsPort;
+    const all: Promise<unknown>[] = [];
+    for (let i = 0; i < count; i++) all.push(this.spawn(i, this.port, this.wsPort));
+    await Promise.all(all);
+    const { tokens, pool } = this.parts;
+    tokens.onChanged(() => this.queueTokens());
+    pool.healthListeners.push(() => this.broadcast({ type: 'health', nodes: nodeHealth(pool) }));
+  }
+
+  private spawn(index: number, port: number, wsPort: number): Promise<{ port: number; wsPort: number }> {
+    const { tokens, pool } = this.parts;
+    const init: WorkerInit = { index, config: this.config, port, wsPort, limits: this.parts.limits, tokens: tokens.entries(), health: nodeHealth(pool) };
+    const worker = new Worker(ENTRY, { workerData: init });
+    const slot: Slot = { worker, inflight: 0, requests: 0, nodeInflight: new Map(), ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} }, drained: null, exited: false };
+    this.slots[index] = slot;
+    return new Promise((resolve, reject) => {
+      worker.on('message', (m: FromWorker) => {
+        if (m.type === 'listening') resolve({ port: m.port, wsPort: m.wsPort });
+        else if (m.type === 'failed') reject(new Error(m.message));
+        else if (m.type === 'report') this.fold(slot, m);
+        else if (m.type === 'drained') slot.drained?.();
+      });
+      worker.on('error', (err) => {
+        this.parts.log.error({ err, worker: index }, 'data-plane worker failed');
+        reject(err);
+      });
+      worker.on('exit', (code) => {
+        slot.exited = true;
+        slot.drained?.();
+        if (code !== 0) this.parts.log.error({ worker: index, code }, 'data-plane worker exited');
+        reject(new Error(`data-plane worker ${index} exited with code ${code} before listening`));
+      });
+    });
+  }
+
+  broadcast(m: ToWorker): void {
+    for (const s of this.slots) if (!s.exited) s.worker.postMessage(m);
+  }
+
+  /** Token changes come in bursts (a sync applies many): one snapshot per turn of the loop. */
+  private queueTokens(): void {
+    if (this.tokensQueued) return;
+    this.tokensQueued = true;
+    setImmediate(() => {
+      this.tokensQueued = false;
+      this.broadcast({ type: 'tokens', entries: this.parts.tokens.entries() });
+    });
+  }
+
+  private fold(slot: Slot, r: WorkerReport): void {
+    const { meter, metrics, pool, log } = this.parts;
+    meter.merge(r.usage);
+    metrics.merge(r.requests, r.duration, r.durationSumMs, r.rateLimited);
+    slot.inflight = r.inflight;
+    slot.ws = r.ws;
+    for (const q of r.requests) slot.requests += q.count;
+    const now = performance.now();
+    let ejected = false;
+    for (const d of r.nodes) {
+      slot.nodeInflight.set(d.id, d.inflight);
+      const n = pool.byId(d.id);
+      if (n === undefined) continue;
+      n.requests += d.requests;
+      n.failures += d.failures;
+      if (d.lastError !== null) n.lastError = d.lastError;
+      let inflight = 0;
+      for (const s of this.slots) inflight += s.nodeInflight.get(d.id) ?? 0;
+      n.inflight = inflight;
+      if (d.latency !== null) n.latency.window.addAt(LatencyHistogram.decode(d.latency), now);
+      n.latency.buckets.addCounts(d.buckets, d.bucketsSumMs);
+      if (d.ejected && n.state !== 'ejected') {
+        // One worker's live failures eject the node for all; the prober readmits it.
+        const from = n.state;
+        n.eject(Date.now());
+        log.warn({ node: n.id, from, to: n.state, reason: d.lastError ?? undefined }, 'node state changed');
+        ejected = true;
+      }
+    }
+    if (ejected) this.broadcast({ type: 'health', nodes: nodeHealth(pool) });
+  }
+
+  requestsByWorker(): number[] {
+    return this.slots.map((s) => s.requests);
+  }
+
+  get inflight(): number {
+    let n = 0;
+    for (const s of this.slots) n += s.inflight;
+    return n;
+  }
+
+  ws(): WorkerReport['ws'] {
+    const out: WorkerReport['ws'] = { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} };
+    for (const s of this.slots) {
+      out.connections += s.ws.connections;
+      out.sharedSubscriptions += s.ws.sharedSubscriptions;
+      for (const [node, n] of Object.entries(s.ws.upstreamSubscriptions)) out.upstreamSubscriptions[node] = (out.upstreamSubscriptions[node] ?? 0) + n;
+    }
+    return out;
+  }
+
+  /** Every worker stops accepting, finishes its in-flight requests and sends its last report. */
+  async drain(graceMs: number): Promise<void> {
+    await Promise.all(
+      this.slots.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            if (s.exited) return resolve();
+            s.drained = resolve;
+            s.worker.postMessage({ type: 'drain', graceMs } satisfies ToWorker);
+          }),
+      ),
+    );
+  }
+
+  /**
+   * Immediate stop: in-flight requests are dropped, but each worker closes uWS itself (a
+   * thread terminated from outside with uWS open aborts the whole process).
+   */
+  async stop(): Promise<void> {
+    await this.drain(0);
+  }
+}
