@@ -29,6 +29,18 @@ const LOCKED = 1;
 const READY = 2;
 
 const MAGIC = 0x4a474254; // 'JGBT'
+// A holder keeps a slot for a few arithmetic operations, so a waiter spins; past SPINS tries
+// the holder is likely off its core (more threads than cores), and the waiter sleeps a moment
+// so as not to keep it off.
+const SPINS = 256;
+const PAUSE_MS = 0.05;
+/**
+ * A slot locked this long is taken as abandoned: a worker terminated between locking and
+ * unlocking it would otherwise stall every thread that meets the slot, forever. Should the
+ * holder be alive after all (descheduled that long), both update the bucket, which may then
+ * hand out up to a burst too many: a bounded error, against a gateway that hangs.
+ */
+const STALE_LOCK_MS = 1000;
 /** Slots a key may sit from its home slot; bounds the work of a miss in a full table. */
 const WINDOW = 32;
 const SLOT_BYTES = 32;
@@ -197,21 +209,32 @@ export class SharedBucketTable {
     return level < this.burst ? level : this.burst;
   }
 
-  /** Sets h1/h2 to the 64-bit hash of the tag's unit (if `tag` >= 0) followed by the key's units. */
+  /**
+   * Sets h1/h2 to the 64-bit hash of the tag's unit (if `tag` >= 0) followed by the key's units.
+   * Two 16-bit units go into each step; the length, mixed in at the end, tells a lone last
+   * unit from a pair ending in 0.
+   */
   private hash(tag: number, key: string): void {
     let a = this.seed1;
     let b = this.seed2;
-    let len = key.length;
+    const n = key.length;
+    let i = 0;
     if (tag >= 0) {
-      a = stepA(a, tag);
-      b = stepB(b, tag);
-      len++;
+      const w = n > 0 ? tag | (key.charCodeAt(i++) << 16) : tag;
+      a = stepA(a, w);
+      b = stepB(b, w);
     }
-    for (let i = 0; i < key.length; i++) {
-      const c = key.charCodeAt(i);
-      a = stepA(a, c);
-      b = stepB(b, c);
+    for (; i + 1 < n; i += 2) {
+      const w = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+      a = stepA(a, w);
+      b = stepB(b, w);
     }
+    if (i < n) {
+      const w = key.charCodeAt(i);
+      a = stepA(a, w);
+      b = stepB(b, w);
+    }
+    const len = tag >= 0 ? n + 1 : n;
     a = avalanche(a ^ len);
     b = avalanche(b ^ Math.imul(len, M1));
     if (a === 0 && b === 0) b = 1;
@@ -221,14 +244,34 @@ export class SharedBucketTable {
 
   /** Waits out another thread's claim or update of the slot at word `w`; returns its state. */
   private settled(w: number): number {
-    let st = Atomics.load(this.i32, w);
-    while (st === LOCKED) st = Atomics.load(this.i32, w);
-    return st;
+    const i32 = this.i32;
+    let since = 0;
+    for (let spins = 0; ; spins++) {
+      const st = Atomics.load(i32, w);
+      if (st !== LOCKED) return st;
+      if (spins < SPINS) continue;
+      if (since === 0) since = performance.now();
+      else if (performance.now() - since > STALE_LOCK_MS) {
+        // Released on the holder's behalf; a claim cut short leaves hash (0, 0), which no key
+        // has, and the slot is replaced like any other.
+        Atomics.compareExchange(i32, w, LOCKED, READY);
+        return READY;
+      }
+      Atomics.wait(i32, w, LOCKED, PAUSE_MS);
+    }
   }
 
-  /** Locks the READY slot at word `w` (spinning while another thread holds it). */
+  /** Locks the READY slot at word `w`, waiting while another thread holds it. */
   private lock(w: number): void {
-    while (Atomics.compareExchange(this.i32, w, READY, LOCKED) !== READY);
+    const i32 = this.i32;
+    let since = 0;
+    for (let spins = 0; ; spins++) {
+      if (Atomics.compareExchange(i32, w, READY, LOCKED) === READY) return;
+      if (spins < SPINS) continue;
+      if (since === 0) since = performance.now();
+      else if (performance.now() - since > STALE_LOCK_MS) return; // the holder's lock, taken over as it stands
+      Atomics.wait(i32, w, LOCKED, PAUSE_MS);
+    }
   }
 
   /** The slot holding the current hash, locked, or -1 when the key is untracked. */
@@ -262,7 +305,6 @@ export class SharedBucketTable {
     const h1 = this.h1;
     const h2 = this.h2;
     const home = h1 & mask;
-    const perMs = this.rate / 1000;
     const burst = this.burst;
     for (;;) {
       let idle = -1;
@@ -297,7 +339,7 @@ export class SharedBucketTable {
         // Read without the lock, so possibly stale: a choice only, checked again under the lock.
         const f = F64_BASE + s * F64_PER_SLOT;
         const stamp = f64[f + 1]!;
-        if (idle < 0 && f64[f]! + (t - stamp) * perMs >= burst) idle = s;
+        if (idle < 0 && this.refilled(f64[f]!, stamp, t) >= burst) idle = s;
         if (stamp < oldestStamp) {
           oldestStamp = stamp;
           oldest = s;
@@ -320,7 +362,7 @@ export class SharedBucketTable {
     const f = F64_BASE + s * F64_PER_SLOT;
     this.lock(w);
     const last = this.f64[f + 1]!;
-    const still = idle ? this.f64[f]! + ((t - last) * this.rate) / 1000 >= this.burst : last === stamp;
+    const still = idle ? this.refilled(this.f64[f]!, last, t) >= this.burst : last === stamp;
     if (!still) {
       Atomics.store(i32, w, READY);
       return false;

@@ -121,3 +121,18 @@ t.test('buckets that have refilled are replaced before older ones that have not'
   t.ok(b.countKeys() === b.slots, 'the table is full');
   t.equal(b.level('hot', now), 150, 'hot is still tracked: half refilled after 1.5 s, not a fresh full bucket');
 });
+
+t.test('a slot left locked (its thread terminated mid-update) is taken over, not waited on forever', async (t) => {
+  const b = SharedBucketTable.create(100, 10, 2);
+  t.equal(b.take('k', 1, 0), 0);
+  // The one slot in use, as a thread stopped between locking and unlocking it would leave it.
+  const words = new Int32Array(b.buffer);
+  const slot = words.findIndex((w, i) => i >= 8 && i % 8 === 0 && w === 2);
+  t.ok(slot > 0, 'found the slot');
+  Atomics.store(words, slot, 1);
+  const started = performance.now();
+  t.equal(b.take('k', 1, 0), 0, 'the bucket as it was: one token left');
+  t.ok(performance.now() - started >= 1000, 'after waiting out the holder (1 s)');
+  t.equal(Atomics.load(words, slot), 2, 'and released');
+  t.equal(b.take('k', 1, 0), 100, 'then as usual');
+});
