@@ -71,7 +71,7 @@ function methodBuffer(buffers: LimitBuffers | null, method: string): SharedArray
   return null;
 }
 
-function describe(missing: MissingLimitBuffers): string {
+function listMissing(missing: MissingLimitBuffers): string {
   const names = missing.methods.map((m) => `method ${m}`);
   if (missing.tokens) names.unshift('tokens');
   return names.join(', ');
@@ -99,7 +99,7 @@ export class RateLimiter {
     this.tokens = null;
     this.methods = new Map();
     const missing = this.configure(config, buffers);
-    if (missing !== null) throw new Error(`RateLimiter: no shared buffer for ${describe(missing)}; make them with createLimitBuffers(config)`);
+    if (missing !== null) throw new Error(`RateLimiter: no shared buffer for ${listMissing(missing)}; make them with createLimitBuffers(config)`);
   }
 
   /** A limiter whose buckets every thread attached to the same `buffers` shares (createLimitBuffers()). */

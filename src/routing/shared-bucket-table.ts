@@ -10,9 +10,10 @@
 // Tokens and stamp are read and written only under the lock (JS has no atomic Float64).
 //
 // Keys are stored as a 64-bit hash, two 32-bit lanes computed over the UTF-16 units with
-// per-table random seeds (kept in the header, so attached tables agree and a client cannot
-// aim a key at someone else's bucket). Two keys whose hashes collide share a bucket; at
-// 2^-64 per pair that is accepted. (0, 0) is reserved: it is what a slot being claimed reads.
+// per-table random seeds (kept in the header, so attached tables agree, and which keys collide
+// cannot be worked out in advance; the hash is fast, not cryptographic). Two keys whose hashes
+// collide share a bucket; at 2^-64 per pair that is accepted. (0, 0) is reserved: it is what
+// a slot being claimed reads.
 //
 // Memory is fixed at creation. A key lives within WINDOW slots of its home slot; when that
 // window holds neither the key nor an empty slot, a slot whose bucket has refilled
