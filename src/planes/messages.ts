@@ -4,6 +4,7 @@
 // sends when something changed (tokens, node health, operator changes, config).
 
 import type { Config } from '../config/schema.js';
+import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenRecord } from '../gateway/token-table.js';
 import type { NodeStateName } from '../routing/node-view.js';
 import type { UsageCell } from '../usage/meter.js';
@@ -15,8 +16,8 @@ export interface WorkerInit {
   /** The ports to listen on (the first worker's, once known: the others share them). */
   port: number;
   wsPort: number;
-  /** Buffers of the rate-limit tables every worker shares (see routing/shared-bucket-table). */
-  limits: unknown;
+  /** The rate-limit tables every worker shares (gateway/limits.ts, routing/shared-bucket-table.ts). */
+  limits: LimitBuffers;
   /** The token table and node health as they are when the worker starts. */
   tokens: TokenEntry[];
   health: NodeHealth[];
@@ -41,7 +42,7 @@ export interface NodeHealth {
 export type ToWorker =
   | { type: 'tokens'; entries: TokenEntry[] }
   | { type: 'health'; nodes: NodeHealth[] }
-  | { type: 'config'; config: Config }
+  | { type: 'config'; config: Config; limits: LimitBuffers }
   | { type: 'drain'; graceMs: number };
 
 /** Per node, what a worker saw since its last report. */

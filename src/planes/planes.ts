@@ -10,6 +10,7 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
+import { createLimitBuffers } from '../gateway/limits.js';
 import { Offload } from '../gateway/offload.js';
 import { buildRuntime } from '../gateway/runtime.js';
 import type { TokenTable } from '../gateway/token-table.js';
@@ -116,7 +117,10 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
   }
-  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits: null });
+  // Hot-key, token and method buckets live in shared memory: the limits hold for the whole
+  // gateway, whichever worker a connection lands on, with no message per request.
+  let limits = createLimitBuffers(config);
+  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits });
   workersRef.w = workers;
   // Added after the accounts: an immediate stop ends the workers before the last usage flush.
   stops.add(() => workers.stop());
@@ -137,7 +141,10 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     ws: () => workers.ws(),
     workers: count,
     requestsByWorker: () => workers.requestsByWorker(),
-    reloaded: (next) => workers.broadcast({ type: 'config', config: next }),
+    reloaded: (next) => {
+      limits = createLimitBuffers(next, limits);
+      workers.broadcast({ type: 'config', config: next, limits });
+    },
     async drain(graceMs) {
       ref.rt.draining = true;
       log.info({ inflight: workers.inflight, workers: count }, 'draining the data-plane workers');

@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Reloader } from '../admin/reload.js';
 import type { Config } from '../config/schema.js';
+import { RateLimiter } from '../gateway/limits.js';
 import { TokenTable } from '../gateway/token-table.js';
 import { createLogger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
   const recorder = new DeltaRecorder();
   let plane: DataPlane;
   try {
-    plane = await startDataPlane(config, { tokens, log, stops, probes: false, exclusive: false, port: init.port, wsPort: init.wsPort, recorder: () => recorder });
+    plane = await startDataPlane(config, { tokens, log, stops, probes: false, exclusive: false, port: init.port, wsPort: init.wsPort, recorder: () => recorder, limiter: RateLimiter.shared(config, init.limits) });
   } catch (err) {
     await stops.run().catch(() => {});
     send({ type: 'failed', index: init.index, message: (err as Error).message });
@@ -138,6 +139,8 @@ async function main(): Promise<void> {
         return;
       case 'config':
         config = m.config;
+        // The shared tables first (new ones for newly limited methods); the reload keeps them.
+        plane.ref.rt.limiter.configure(config, m.limits);
         void reloader.applyConfig(config).catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'));
         return;
       case 'drain':

@@ -7,6 +7,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/schema.js';
+import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
@@ -24,7 +25,7 @@ export interface WorkerParts {
   pool: NodePool;
   meter: UsageMeter;
   metrics: GatewayMetrics;
-  limits: unknown;
+  limits: LimitBuffers;
 }
 
 interface Slot {

@@ -187,3 +187,41 @@ t.test('WebSocket subscriptions work on every worker', async (t) => {
   await eventually('the admin view counts the connections of both workers', async () => ((await (await admin(h, '/admin/ws')).json()) as { connections: number }).connections === 6);
   t.pass('admin /admin/ws: 6 connections');
 });
+
+t.test('hot-key limits hold for the whole gateway: one connection or eight over both workers', async (t) => {
+  const rate = 200;
+  const burst = 20;
+  const h = await workersHarness(t, { affinity: { keyRate: rate, keyBurst: burst } });
+  const { Agent } = await import('undici');
+  const headers = { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': 'hot' };
+  /** `clients` keep-alive connections, each sending one call after another for `ms`; counts the 200s. */
+  const hammer = async (clients: number, key: string, ms: number): Promise<{ ok: number; limited: number; seconds: number }> => {
+    const agents = Array.from({ length: clients }, () => new Agent({ connections: 1 }));
+    let ok = 0;
+    let limited = 0;
+    const started = performance.now();
+    await Promise.all(
+      agents.map(async (dispatcher) => {
+        while (performance.now() - started < ms) {
+          const r = await fetch(`${h.url}/api-token/${TOKEN}`, { method: 'POST', headers: { ...headers, 'x-service-affinity-key': key }, body: GET_SLOT, dispatcher } as RequestInit);
+          await r.arrayBuffer();
+          if (r.status === 200) ok++;
+          else if (r.status === 429) limited++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    await Promise.all(agents.map((a) => a.close()));
+    return { ok, limited, seconds };
+  };
+  for (const [clients, key] of [
+    [1, 'one-connection'],
+    [8, 'eight-connections'],
+  ] as const) {
+    const r = await hammer(clients, key, 3000);
+    const allowed = burst + rate * r.seconds;
+    t.ok(r.limited > 0, `${clients} client(s): the limit was reached (${r.limited} refused)`);
+    t.ok(Math.abs(r.ok - allowed) <= 0.1 * allowed, `${clients} client(s): ${r.ok} answered in ${r.seconds.toFixed(2)} s, allowed ${Math.round(allowed)} (±10%)`);
+  }
+  await bothWorkersServed(t, h);
+});
