@@ -114,7 +114,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   );
   const reload = async (): Promise<ReloadSummary> => {
     const summary = await reloader.reload();
-    plane.reloaded(reloader.config);
+    await plane.reloaded(reloader.config);
     return summary;
   };
   let admin: AdminServer | null = null;

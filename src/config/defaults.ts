@@ -20,7 +20,7 @@ function deepFreeze<T>(value: T): DeepReadonly<T> {
 
 export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   chain: 'solana',
-  rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900, workers: 0 },
+  rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900, workers: 1 },
   console: { host: '127.0.0.1', port: 8080, registration: 'open' },
   admin: { host: '127.0.0.1', port: 9464, token: '' },
   store: { url: 'sqlite://./data/jumpgate.db', retentionDays: 30 },

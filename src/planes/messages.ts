@@ -37,12 +37,15 @@ export interface NodeHealth {
   ejectedUntil: number;
   weight: number;
   drained: boolean;
+  /** The probes' answer time: a worker's node starts from it until its own traffic measures
+   * one (a slow node must not get pipelined requests from its first burst on). */
+  probeMs: number;
 }
 
 export type ToWorker =
   | { type: 'tokens'; entries: TokenEntry[] }
   | { type: 'health'; nodes: NodeHealth[] }
-  | { type: 'config'; config: Config; limits: LimitBuffers }
+  | { type: 'config'; config: Config; limits: LimitBuffers; seq: number }
   | { type: 'drain'; graceMs: number };
 
 /** Per node, what a worker saw since its last report. */
@@ -88,4 +91,6 @@ export type FromWorker =
   | { type: 'listening'; index: number; port: number; wsPort: number }
   | { type: 'failed'; index: number; message: string }
   | WorkerReport
-  | { type: 'drained'; index: number };
+  | { type: 'drained'; index: number }
+  /** The config of reload `seq` is applied here. */
+  | { type: 'configured'; index: number; seq: number };

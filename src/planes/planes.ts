@@ -43,8 +43,8 @@ export interface ControlView {
   /** Data-plane threads (0 inline) and the client requests each answered so far. */
   workers: number;
   requestsByWorker(): number[];
-  /** A reload was applied to the control plane: the data plane follows. */
-  reloaded(config: Config): void;
+  /** A reload was applied to the control plane: resolves once the data plane follows. */
+  reloaded(config: Config): Promise<void>;
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
   drain(graceMs: number): Promise<void>;
 }
@@ -81,7 +81,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     ws: () => ({ connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() }),
     workers: 0,
     requestsByWorker: () => [],
-    reloaded: () => {},
+    reloaded: () => Promise.resolve(),
     async drain(graceMs) {
       rt.draining = true;
       plane.stopListening();
@@ -143,7 +143,7 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     requestsByWorker: () => workers.requestsByWorker(),
     reloaded: (next) => {
       limits = createLimitBuffers(next, limits);
-      workers.broadcast({ type: 'config', config: next, limits });
+      return workers.configure(next, limits);
     },
     async drain(graceMs) {
       ref.rt.draining = true;

@@ -141,7 +141,10 @@ async function main(): Promise<void> {
         config = m.config;
         // The shared tables first (new ones for newly limited methods); the reload keeps them.
         plane.ref.rt.limiter.configure(config, m.limits);
-        void reloader.applyConfig(config).catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'));
+        void reloader
+          .applyConfig(config)
+          .catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'))
+          .finally(() => send({ type: 'configured', index: init.index, seq: m.seq }));
         return;
       case 'drain':
         void drain(plane, m.graceMs).then(async () => {

@@ -37,6 +37,8 @@ interface Slot {
   nodeInflight: Map<string, number>;
   ws: WorkerReport['ws'];
   drained: (() => void) | null;
+  /** Resolves the reload waiting for this worker to apply config `seq`. */
+  configured: { seq: number; done: () => void } | null;
   exited: boolean;
 }
 
@@ -53,7 +55,7 @@ function freePort(host: string): Promise<number> {
 }
 
 export function nodeHealth(pool: NodePool): NodeHealth[] {
-  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained }));
+  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs }));
 }
 
 export class DataPlaneWorkers {
@@ -85,7 +87,7 @@ export class DataPlaneWorkers {
     const { tokens, pool } = this.parts;
     const init: WorkerInit = { index, config: this.config, port, wsPort, limits: this.parts.limits, tokens: tokens.entries(), health: nodeHealth(pool) };
     const worker = new Worker(ENTRY, { workerData: init });
-    const slot: Slot = { worker, inflight: 0, requests: 0, nodeInflight: new Map(), ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} }, drained: null, exited: false };
+    const slot: Slot = { worker, inflight: 0, requests: 0, nodeInflight: new Map(), ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} }, drained: null, configured: null, exited: false };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
       worker.on('message', (m: FromWorker) => {
@@ -93,6 +95,7 @@ export class DataPlaneWorkers {
         else if (m.type === 'failed') reject(new Error(m.message));
         else if (m.type === 'report') this.fold(slot, m);
         else if (m.type === 'drained') slot.drained?.();
+        else if (m.type === 'configured' && slot.configured?.seq === m.seq) slot.configured.done();
       });
       worker.on('error', (err) => {
         this.parts.log.error({ err, worker: index }, 'data-plane worker failed');
@@ -101,10 +104,28 @@ export class DataPlaneWorkers {
       worker.on('exit', (code) => {
         slot.exited = true;
         slot.drained?.();
+        slot.configured?.done();
         if (code !== 0) this.parts.log.error({ worker: index, code }, 'data-plane worker exited');
         reject(new Error(`data-plane worker ${index} exited with code ${code} before listening`));
       });
     });
+  }
+
+  private seq = 0;
+
+  /** Sends a reloaded config; resolves once every worker applied it (a reload answers then). */
+  configure(config: Config, limits: LimitBuffers): Promise<void> {
+    const seq = ++this.seq;
+    return Promise.all(
+      this.slots.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            if (s.exited) return resolve();
+            s.configured = { seq, done: resolve };
+            s.worker.postMessage({ type: 'config', config, limits, seq } satisfies ToWorker);
+          }),
+      ),
+    ).then(() => {});
   }
 
   broadcast(m: ToWorker): void {

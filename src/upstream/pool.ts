@@ -127,13 +127,15 @@ export class NodePool implements Router {
    * worker. A node this worker ejected stays out until its own backoff ends, even if a
    * result sent before the control plane heard of the ejection says otherwise.
    */
-  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean }[]): void {
+  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number }[]): void {
     const now = Date.now();
     let topology = false;
     for (const h of nodes) {
       const n = this.byId(h.id);
       if (n === undefined) continue;
       n.slot = h.slot;
+      // As the prober seeds an inline node's latency (see health.ts seedLatency).
+      if (n.requests === 0 && h.probeMs > 0) n.ewmaMs = h.probeMs;
       if (n.weight !== h.weight || n.drained !== h.drained) {
         const draining = h.drained && !n.drained;
         n.weight = h.weight;

@@ -40,7 +40,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const sims = await Promise.all(simOpts.map((o, i) => startSim({ id: `n${i}`, port: 0, ...o })));
   const nodes = [...sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })), ...(opts.extraNodes ?? []).map((n) => ({ weight: 1, ...n }))];
   const base: Record<string, unknown> = {
-    rpc: { host: '127.0.0.1', port: 0, wsPort: 0 },
+    // Inline (no worker threads): tests read the data plane's own objects (pool, runtime, hub).
+    rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 },
     console: { port: 0 },
     store: { url: 'sqlite://:memory:' },
     admin: { port: 0 },

@@ -382,7 +382,9 @@ async function fileGateway(t: Test, lines: string[]): Promise<FileGateway> {
   return { gw, file, write, call };
 }
 
-const BASE = ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'workers: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
+// Inline data plane: these tests read the pool's own in-flight counts (workers report them once
+// a second); reload through workers is tested in workers.test.ts.
+const BASE = ['rpc: { port: 0, wsPort: 0, workers: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'workers: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
 
 async function sims(t: Test, n: number): Promise<SimNode[]> {
   const list = await Promise.all(Array.from({ length: n }, (_, i) => startSim({ id: `n${i}`, port: 0 })));
@@ -408,8 +410,8 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
     nodes([`{ id: n0, url: "${s0!.url}" }`, `{ id: n1, url: "${s1!.url}", weight: 0 }`]),
     `tokens: [{ token: ${NEW_TOKEN}, stack: t }]`,
     'limits: { maxBatch: 2 }',
-    'rpc: { port: 0, wsPort: 0, host: 127.0.0.2 }',
-  ].filter((l) => !l.startsWith('rpc: { port: 0, wsPort: 0 }')));
+    'rpc: { port: 0, wsPort: 0, workers: 0, host: 127.0.0.2 }',
+  ].filter((l) => !l.startsWith('rpc: { port: 0, wsPort: 0, workers: 0 }')));
   const r = await admin(f.gw, '/admin/reload', { method: 'POST' });
   t.equal(r.status, 200, r.text);
   t.same(r.json, {
