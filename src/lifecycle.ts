@@ -4,12 +4,14 @@
 // the tests. Each part registers its stop as it starts (./stop-list.ts): a failed start and a
 // shutdown run that one list.
 
-import * as uWS from 'uWebSockets.js';
 import { startAccounts } from './accounts/runtime.js';
 import { AdminAuth } from './admin/auth.js';
 import { Reloader, type ReloadSummary } from './admin/reload.js';
 import { startAdminServer, type AdminServer } from './admin/listener.js';
+import { loadTls } from './config/load.js';
 import type { Config } from './config/schema.js';
+import type { TlsMaterial } from './config/tls.js';
+import { ClientListener } from './gateway/client-listener.js';
 import { attachRpcRoutes, type RuntimeRef } from './gateway/http-listener.js';
 import { Offload } from './gateway/offload.js';
 import { buildRuntime, type Runtime } from './gateway/runtime.js';
@@ -49,20 +51,6 @@ export interface Gateway {
   drain(graceMs?: number): Promise<void>;
   /** Immediate stop (tests). */
   close(): Promise<void>;
-}
-
-/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (not exported by this build at runtime). */
-const EXCLUSIVE_PORT = 1;
-
-export function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<uWS.us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    // Exclusive: without it uWS shares the port (SO_REUSEPORT) with another process and the
-    // two silently split the connections instead of the second start failing.
-    (app.listen as unknown as (h: string, p: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(host, port, EXCLUSIVE_PORT, (sock) => {
-      if (sock === false) reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-      else resolve(sock);
-    });
-  });
 }
 
 export function staticTokens(config: Config, table: TokenTable): void {
@@ -117,29 +105,35 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const accounts = opts.store === null ? null : await startAccounts(config, { tokens, usage: rt.usage, log, store: opts.store, ownStore: true });
   if (accounts !== null) stops.add(() => accounts.stop());
 
-  const app = uWS.App();
-  stops.add(() => {
-    app.close();
-  });
+  // The bytes as served from now on: the console's TLS takes them, and a reload compares the
+  // files against them.
+  const tls = config.tls === null ? null : loadTls(config.tls);
+  const listener = new ClientListener(config.rpc.host, config.tls);
+  stops.add(() => listener.close());
   const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
-  // Added after the app, so it stops first: clients dropped by the app's close then send no
+  // Added after the listener, so it stops first: clients dropped by its close then send no
   // unsubscribes to nodes whose sockets are closing anyway.
   stops.add(() => hub.close());
   pool.unusableListeners.push((node) => hub.nodeUnusable(node));
   const wsStats: WsStats = { connections: 0, byToken: new Map() };
-  attachWebSocket(app, ref, hub, config.ws, wsStats);
-  attachRpcRoutes(app, ref);
-  const sockets: uWS.us_listen_socket[] = [];
-  sockets.push(await listen(app, config.rpc.host, config.rpc.port));
-  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
-  if (config.rpc.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, config.rpc.wsPort));
-  const port = uWS.us_socket_local_port(sockets[0]!);
-  const wsPort = sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0;
-  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1": hence rpc.wsPort.
+  await listener.listen(config.rpc.port, config.rpc.wsPort, (app) => {
+    attachWebSocket(app, ref, hub, config.ws, wsStats);
+    attachRpcRoutes(app, ref);
+  });
+  const { port, wsPort, scheme } = listener;
+  const url = `${scheme}://${config.rpc.host}:${port}`;
+  const wsUrl = `${scheme === 'https' ? 'wss' : 'ws'}://${config.rpc.host}:${wsPort || port}`;
+  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
 
   const auth = new AdminAuth(config.admin.token);
+  let consoleServer: ConsoleServer | null = null;
+  const replaceCertificates = (material: TlsMaterial): void => {
+    listener.replaceCertificate(material.files);
+    consoleServer?.replaceCertificate(material);
+  };
   const reloader = new Reloader(
-    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t) },
+    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t), tls, replaceCertificates },
     config,
   );
   const reload = (): Promise<ReloadSummary> => reloader.reload();
@@ -162,19 +156,19 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
   }
 
-  let consoleServer: ConsoleServer | null = null;
   if (accounts !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
-    const httpBase = `http://${config.rpc.host}:${port}`;
-    const wsBase = `ws://${config.rpc.host}:${wsPort || port}`;
-    const started = await startConsole({
-      store: accounts.store,
-      host: config.console.host,
-      port: config.console.port,
-      registration: config.console.registration,
-      endpoints: { http: httpBase, ws: wsBase },
-      onTokensChanged: () => void accounts.sync.syncNow(),
-      log,
-    });
+    const started = await startConsole(
+      {
+        store: accounts.store,
+        host: config.console.host,
+        port: config.console.port,
+        registration: config.console.registration,
+        endpoints: { http: url, ws: wsUrl },
+        onTokensChanged: () => void accounts.sync.syncNow(),
+        log,
+      },
+      tls,
+    );
     // Added after the accounts, so it stops before the store it writes to closes.
     stops.add(() => started.close());
     consoleServer = started;
@@ -186,7 +180,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   return {
     port,
     wsPort,
-    url: `http://${config.rpc.host}:${port}`,
+    url,
     hub,
     wsStats,
     store: accounts?.store ?? null,
@@ -204,7 +198,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
       const rt = ref.rt;
       rt.draining = true;
-      for (const sock of sockets) uWS.us_listen_socket_close(sock);
+      listener.stopListening();
       if (rt.inflight > 0) {
         log.info({ inflight: rt.inflight }, 'draining in-flight requests');
         await new Promise<void>((resolve) => {
