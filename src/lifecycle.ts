@@ -8,7 +8,9 @@ import { startAccounts, type AccountsRuntime } from './accounts/runtime.js';
 import { AdminAuth } from './admin/auth.js';
 import { Reloader, type ReloadSummary } from './admin/reload.js';
 import { startAdminServer, type AdminServer } from './admin/listener.js';
+import { loadTls } from './config/load.js';
 import type { Config } from './config/schema.js';
+import type { TlsMaterial } from './config/tls.js';
 import type { RuntimeRef } from './gateway/http-listener.js';
 import { staticTokenRecord, TokenTable } from './gateway/token-table.js';
 import type { WsStats } from './gateway/ws-listener.js';
@@ -50,8 +52,6 @@ export interface Gateway {
   /** Immediate stop (tests). */
   close(): Promise<void>;
 }
-
-export { listen } from './planes/data-plane.js';
 
 export function staticTokens(config: Config, table: TokenTable): void {
   for (const t of config.tokens) {
@@ -105,11 +105,21 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
-  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, workers: workerCount, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+  // The bytes as served from now on: the console's TLS takes them, and a reload compares the
+  // files against them.
+  const tls = config.tls === null ? null : loadTls(config.tls);
+  const url = `${plane.scheme}://${config.rpc.host}:${port}`;
+  const wsUrl = `${plane.scheme === 'https' ? 'wss' : 'ws'}://${config.rpc.host}:${wsPort || port}`;
+  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, workers: workerCount, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
 
   const auth = new AdminAuth(config.admin.token);
+  let consoleServer: ConsoleServer | null = null;
+  const replaceCertificates = (material: TlsMaterial): void => {
+    plane.replaceCertificate(material.files);
+    consoleServer?.replaceCertificate(material);
+  };
   const reloader = new Reloader(
-    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t) },
+    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t), tls, replaceCertificates },
     config,
   );
   const reload = async (): Promise<ReloadSummary> => {
@@ -131,20 +141,20 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
   }
 
-  let consoleServer: ConsoleServer | null = null;
   if (accounts !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {
-    const httpBase = `http://${config.rpc.host}:${port}`;
-    const wsBase = `ws://${config.rpc.host}:${wsPort || port}`;
-    const started = await startConsole({
-      store: accounts.store,
-      host: config.console.host,
-      port: config.console.port,
-      registration: config.console.registration,
-      trustedProxies: config.trustedProxies,
-      endpoints: { http: httpBase, ws: wsBase },
-      onTokensChanged: () => void accounts.sync.syncNow(),
-      log,
-    });
+    const started = await startConsole(
+      {
+        store: accounts.store,
+        host: config.console.host,
+        port: config.console.port,
+        registration: config.console.registration,
+        trustedProxies: config.trustedProxies,
+        endpoints: { http: url, ws: wsUrl },
+        onTokensChanged: () => void accounts.sync.syncNow(),
+        log,
+      },
+      tls,
+    );
     // Added after the accounts, so it stops before the store it writes to closes.
     stops.add(() => started.close());
     consoleServer = started;
@@ -156,7 +166,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   return {
     port,
     wsPort,
-    url: `http://${config.rpc.host}:${port}`,
+    url,
     hub,
     wsStats,
     store: accounts?.store ?? null,

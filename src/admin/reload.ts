@@ -1,11 +1,14 @@
 // Config reload (POST /admin/reload, SIGHUP): read the file again, validate it, and apply it
 // to the running gateway without touching client connections. A file that does not validate
 // changes nothing. What the file changed is applied; live changes made through the admin API
-// to things the file did not change (a node's weight, a drain) are kept.
+// to things the file did not change (a node's weight, a drain) are kept. With TLS, the
+// certificate files are read again too and, when their bytes changed, served to new
+// connections (README "TLS").
 
 import type { Logger } from 'pino';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig, loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { changedTlsFiles, type TlsMaterial } from '../config/tls.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
 import { buildRuntime, type Runtime } from '../gateway/runtime.js';
 import { staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
@@ -35,14 +38,14 @@ export interface ReloadSummary {
   };
   /** Static tokens (`tokens:` in the file). */
   tokens: { added: number; removed: number; changed: number };
-  /** Changed settings now in effect (paths like `limits.maxBatch`). */
+  /** Changed settings now in effect (paths like `limits.maxBatch`; `tls.cert` also when only the file's contents changed). */
   applied: string[];
   /** Changed settings that take effect only after a restart. */
   restartRequired: string[];
 }
 
-/** Settings applied live; any other changed path needs a restart. */
-const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'rateLimits', 'health', 'log'];
+/** Settings applied live; any other changed path needs a restart (`tls` itself: turning TLS on or off). */
+const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'rateLimits', 'health', 'log', 'tls.cert', 'tls.key', 'tls.ca'];
 
 /** Runtime fields that are state, not config: never replaced by a reload. */
 const RUNTIME_STATE = new Set<string>(['inflight', 'draining', 'onIdle']);
@@ -82,7 +85,8 @@ function changedPaths(a: Config, b: Config): string[] {
     const y = b[k] as unknown;
     if (same(x, y)) continue;
     if (typeof y === 'object' && y !== null && !Array.isArray(y) && typeof x === 'object' && x !== null) {
-      for (const sub of Object.keys(y)) {
+      // Both sides' keys: an optional one (`tls.ca`) may be on one side only.
+      for (const sub of new Set([...Object.keys(x), ...Object.keys(y)])) {
         if (!same((x as Record<string, unknown>)[sub], (y as Record<string, unknown>)[sub])) out.push(`${k}.${sub}`);
       }
     } else out.push(k);
@@ -103,10 +107,15 @@ export interface ReloadParts {
   prepare?: ((config: Config) => void) | undefined;
   /** Called with the new admin token when it changed. */
   setAdminToken(token: string): void;
+  /** The TLS files as served since the start; null or absent without TLS. */
+  tls?: TlsMaterial | null;
+  /** Serves these files to new connections on every TLS listener; throws, changing nothing, when it cannot. */
+  replaceCertificates?: (material: TlsMaterial) => void;
 }
 
 export class Reloader {
   private current: Config;
+  private served: TlsMaterial | null;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -114,6 +123,7 @@ export class Reloader {
     config: Config,
   ) {
     this.current = config;
+    this.served = parts.tls ?? null;
   }
 
   get config(): Config {
@@ -139,7 +149,8 @@ export class Reloader {
       if (err instanceof ConfigError) throw new ReloadError(400, err.message);
       throw err;
     }
-    const summary = await this.apply(next);
+    const certificates = this.replaceCertificates(next, path);
+    const summary = await this.apply(next, certificates);
     this.parts.log.info({ ...summary, config: path }, summary.changed ? 'config reloaded' : 'config reloaded, nothing changed');
     return summary;
   }
@@ -149,12 +160,40 @@ export class Reloader {
    * the file, and what a data-plane worker does with the config the control plane reloaded.
    */
   applyConfig(next: Config): Promise<ReloadSummary> {
-    const run = this.queue.then(() => this.apply(next));
+    const run = this.queue.then(() => this.apply(next, []));
     this.queue = run.catch(() => {});
     return run;
   }
 
-  private async apply(next: Config): Promise<ReloadSummary> {
+  /**
+   * Runs before anything else is applied: it is the one step that can still fail. Returns the
+   * `tls.*` fields whose file contents changed (and are now served).
+   */
+  private replaceCertificates(next: Config, path: string): string[] {
+    const served = this.served;
+    // Turning TLS on or off is listed in restartRequired.
+    if (served === null || next.tls === null || this.parts.replaceCertificates === undefined) return [];
+    let material: TlsMaterial;
+    try {
+      material = loadTls(next.tls, path);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ReloadError(400, err.message);
+      throw err;
+    }
+    const changed = changedTlsFiles(served, material);
+    if (changed.length === 0) return [];
+    try {
+      this.parts.replaceCertificates(material);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new ReloadError(400, err.message);
+      throw err;
+    }
+    this.served = material;
+    this.parts.log.info({ changed, cert: material.files.cert }, 'tls certificate replaced for new connections');
+    return changed;
+  }
+
+  private async apply(next: Config, certificates: string[]): Promise<ReloadSummary> {
     const { pool, ref, tokens, log } = this.parts;
     const prev = this.current;
     const paths = changedPaths(prev, next);
@@ -205,6 +244,7 @@ export class Reloader {
     if (prev.admin.token !== next.admin.token) this.parts.setAdminToken(next.admin.token);
 
     const applied = paths.filter(isLive);
+    for (const field of certificates) if (!applied.includes(field)) applied.push(field);
     const restartRequired = paths.filter((p) => !isLive(p));
     // What runs keeps the old values of settings that need a restart, so later reloads
     // compare against what is running.
@@ -217,7 +257,7 @@ export class Reloader {
     }
     this.current = next;
     const nodesChanged = nodes.added.length + nodes.removed.length + nodes.replaced.length + Object.keys(nodes.weights).length > 0;
-    const changed = nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || before !== JSON.stringify(next.nodes);
+    const changed = nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || certificates.length > 0 || before !== JSON.stringify(next.nodes);
     return { changed, nodes, tokens: tok, applied, restartRequired };
   }
 }

@@ -23,6 +23,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900, workers: 1 },
   console: { host: '127.0.0.1', port: 8080, registration: 'open' },
   admin: { host: '127.0.0.1', port: 9464, token: '' },
+  tls: null,
   store: { url: 'sqlite://./data/jumpgate.db', retentionDays: 30 },
   headers: { brand: 'Service' },
   exposeNode: true,

@@ -36,6 +36,12 @@ function addDefaults(node: Json, defaults: unknown): void {
 function withEnvRefs(node: Json): Json {
   if (node['maximum'] === Number.MAX_SAFE_INTEGER) delete node['maximum'];
   if (node['minimum'] === Number.MIN_SAFE_INTEGER) delete node['minimum'];
+  // A mapping or null (`tls`): the mapping's leaves take references, not the section itself.
+  const members = node['anyOf'];
+  if (Array.isArray(members) && members.some((m) => isJson(m) && m['type'] === 'object')) {
+    node['anyOf'] = members.map((m: Json) => (m['type'] === 'object' ? withEnvRefs(m) : m));
+    return node;
+  }
   if (node['type'] === 'object' || node['type'] === 'array') {
     const props = node['properties'];
     if (isJson(props)) for (const k of Object.keys(props)) props[k] = withEnvRefs(props[k] as Json);

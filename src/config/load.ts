@@ -1,13 +1,14 @@
 // Config loading: load YAML → expand env → reject unknown keys → defaults from
-// defaults.ts → validate. Every failure is a ConfigError whose lines each name the field's
-// path and what was expected.
+// defaults.ts → validate → read the `tls` files (tls.ts). Every failure is a ConfigError
+// whose lines each name the field's path and what was expected.
 
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { DEFAULTS, ENTRY_DEFAULTS } from './defaults.js';
 import { coerce, expandEnv, pathKey, protectRefs, type Path } from './env.js';
-import { ConfigSchema, type Config } from './schema.js';
+import { ConfigSchema, type Config, type TlsConfig } from './schema.js';
+import { readTls, type TlsMaterial } from './tls.js';
 
 export class ConfigError extends Error {
   readonly code = 'JG_CONFIG';
@@ -91,10 +92,20 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
     }
     if (coerced) result = ConfigSchema.safeParse(merged, { reportInput: true });
   }
-  if (result.success) return result.data;
+  if (result.success) {
+    if (result.data.tls !== null) loadTls(result.data.tls, source);
+    return result.data;
+  }
 
   const lines = result.error.issues.flatMap((issue) => formatIssue(issue, fromEnv));
   throw new ConfigError([...new Set(lines)], source);
+}
+
+/** Reads and checks the `tls` files (at start, and again on each reload); throws a ConfigError naming the field. */
+export function loadTls(files: TlsConfig, source?: string): TlsMaterial {
+  const read = readTls(files);
+  if (read.problems !== null) throw new ConfigError(read.problems, source);
+  return read.material;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -124,7 +135,7 @@ function setAt(root: unknown, path: Path, value: unknown): void {
 
 /** Walks the value along the schema; every key the schema doesn't know is a problem. */
 function unknownKeys(value: unknown, schema: unknown, path: Path, problems: string[]): void {
-  if (schema instanceof z.ZodOptional) schema = schema.unwrap();
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) schema = schema.unwrap();
   if (schema instanceof z.ZodObject && isMapping(value)) {
     const shape = schema.shape as Record<string, unknown>;
     const known = Object.keys(shape);

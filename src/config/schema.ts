@@ -98,6 +98,15 @@ function unique(list: string, key: string, what: string, secret = false) {
   return [check, { when: (payload: { value: unknown }) => Array.isArray(payload.value) }] as const;
 }
 
+/** README "TLS": PEM files, read at start and again on every reload (load.ts checks them). */
+const TlsSchema = obj({
+  cert: str('a file path (PEM certificate, intermediates after it)', /./),
+  key: str('a file path (PEM private key, not encrypted)', /./),
+  ca: str('a file path (PEM CA certificates)', /./)
+    .optional()
+    .meta({ description: 'Clients are asked for a certificate; one that does not verify against these CAs is refused (clients without one still connect)' }),
+});
+
 const RateSchema = obj({
   rate: z.number(expected('a number >= 0')).min(0, expected('a number >= 0')),
   burst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
@@ -132,6 +141,7 @@ export const ConfigSchema = obj({
     },
     'Admin API listener',
   ),
+  tls: TlsSchema.nullable().meta({ description: 'TLS on the RPC, WebSocket and console listeners; null = plain HTTP' }),
   store: obj({
     url: str('a sqlite://, postgres:// or postgresql:// URL', STORE_URL_RE),
     retentionDays: int(1, 3650).meta({ description: 'Days of usage history kept (per-minute rows for the last 24 h, hourly before)' }),
@@ -225,3 +235,4 @@ export const ConfigSchema = obj({
 export type Config = z.infer<typeof ConfigSchema>;
 export type NodeConfig = z.infer<typeof NodeSchema>;
 export type TokenConfig = z.infer<typeof TokenSchema>;
+export type TlsConfig = z.infer<typeof TlsSchema>;

@@ -3,8 +3,8 @@
 // inline mode (`rpc.workers: 0`, on the control plane's loop) and each data-plane worker thread
 // (src/planes/worker-main.ts); the caller decides who probes the nodes and who owns the port.
 
-import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config/schema.js';
+import { ClientListener } from '../gateway/client-listener.js';
 import { attachRpcRoutes, type RuntimeRef } from '../gateway/http-listener.js';
 import type { RateLimiter } from '../gateway/limits.js';
 import { Offload } from '../gateway/offload.js';
@@ -44,30 +44,12 @@ export interface DataPlane {
   hub: SubscriptionHub;
   wsStats: WsStats;
   offload: Offload;
+  /** The uWS app(s) and ports, plain or TLS (certificate swaps on reload). */
+  listener: ClientListener;
   port: number;
   wsPort: number;
   /** Stops accepting connections (drain); open ones finish. */
   stopListening(): void;
-}
-
-/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT (not exported by this build at runtime). */
-const EXCLUSIVE_PORT = 1;
-const SHARED_PORT = 0;
-
-export function listen(app: uWS.TemplatedApp, host: string, port: number, exclusive = true): Promise<uWS.us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    // Exclusive unless the control plane holds the address: uWS otherwise shares the port
-    // (SO_REUSEPORT) with any other process, and the two silently split the connections.
-    (app.listen as unknown as (h: string, p: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void)(
-      host,
-      port,
-      exclusive ? EXCLUSIVE_PORT : SHARED_PORT,
-      (sock) => {
-        if (sock === false) reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-        else resolve(sock);
-      },
-    );
-  });
 }
 
 export async function startDataPlane(config: Config, opts: DataPlaneOptions): Promise<DataPlane> {
@@ -83,32 +65,30 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   ref.rt = buildRuntime(config, { tokens: opts.tokens, router: pool, offload, log, slots: pool, metrics: recorder, ...(opts.usage === undefined ? {} : { usage: opts.usage }) });
   if (opts.limiter !== undefined) ref.rt.limiter = opts.limiter;
 
-  const app = uWS.App();
-  stops.add(() => {
-    app.close();
-  });
+  const listener = new ClientListener(config.rpc.host, config.tls, !opts.exclusive);
+  stops.add(() => listener.close());
   const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
-  // Added after the app, so it stops first: clients dropped by the app's close then send no
+  // Added after the listener, so it stops first: clients dropped by its close then send no
   // unsubscribes to nodes whose sockets are closing anyway.
   stops.add(() => hub.close());
   pool.unusableListeners.push((node) => hub.nodeUnusable(node));
   const wsStats: WsStats = { connections: 0, byToken: new Map() };
-  attachWebSocket(app, ref, hub, config.ws, wsStats);
-  attachRpcRoutes(app, ref);
-  const sockets: uWS.us_listen_socket[] = [];
-  sockets.push(await listen(app, config.rpc.host, opts.port, opts.exclusive));
-  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1".
-  if (opts.wsPort !== 0) sockets.push(await listen(app, config.rpc.host, opts.wsPort, opts.exclusive));
+  // @solana/web3.js derives its WebSocket URL as "same URL, port + 1": hence rpc.wsPort.
+  await listener.listen(opts.port, opts.wsPort, (app) => {
+    attachWebSocket(app, ref, hub, config.ws, wsStats);
+    attachRpcRoutes(app, ref);
+  });
   return {
     pool,
     ref,
     hub,
     wsStats,
     offload,
-    port: uWS.us_socket_local_port(sockets[0]!),
-    wsPort: sockets.length > 1 ? uWS.us_socket_local_port(sockets[1]!) : 0,
+    listener,
+    port: listener.port,
+    wsPort: listener.wsPort,
     stopListening() {
-      for (const sock of sockets.splice(0)) uWS.us_listen_socket_close(sock);
+      listener.stopListening();
     },
   };
 }

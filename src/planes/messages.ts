@@ -3,7 +3,7 @@
 // clone. Nothing here is sent per request: workers report once a second, the control plane
 // sends when something changed (tokens, node health, operator changes, config).
 
-import type { Config } from '../config/schema.js';
+import type { Config, TlsConfig } from '../config/schema.js';
 import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenRecord } from '../gateway/token-table.js';
 import type { NodeStateName } from '../routing/node-view.js';
@@ -45,7 +45,8 @@ export interface NodeHealth {
 export type ToWorker =
   | { type: 'tokens'; entries: TokenEntry[] }
   | { type: 'health'; nodes: NodeHealth[] }
-  | { type: 'config'; config: Config; limits: LimitBuffers; seq: number }
+  /** `certificates`: changed certificate files to serve new connections with, else null. */
+  | { type: 'config'; config: Config; limits: LimitBuffers; certificates: TlsConfig | null; seq: number }
   | { type: 'drain'; graceMs: number };
 
 /** Per node, what a worker saw since its last report. */

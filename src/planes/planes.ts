@@ -8,7 +8,7 @@
 // metrics, the runtime a reload rewrites, and how to drain.
 
 import { availableParallelism } from 'node:os';
-import type { Config } from '../config/schema.js';
+import type { Config, TlsConfig } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
 import { createLimitBuffers } from '../gateway/limits.js';
 import { Offload } from '../gateway/offload.js';
@@ -22,7 +22,7 @@ import { NodePool } from '../upstream/pool.js';
 import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
 import { UsageMeter } from '../usage/meter.js';
 import { startDataPlane } from './data-plane.js';
-import { lockRpcPort } from './port-lock.js';
+import { lockRpcPort, portFree } from './port-lock.js';
 import { DataPlaneWorkers } from './workers.js';
 
 export interface WsView {
@@ -43,6 +43,9 @@ export interface ControlView {
   /** Data-plane threads (0 inline) and the client requests each answered so far. */
   workers: number;
   requestsByWorker(): number[];
+  scheme: 'http' | 'https';
+  /** New connections get the certificate in these files (a reload found them changed). */
+  replaceCertificate(files: TlsConfig): void;
   /** A reload was applied to the control plane: resolves once the data plane follows. */
   reloaded(config: Config): Promise<void>;
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
@@ -63,6 +66,11 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
   // flush stops after it (a stop list runs newest first).
   const usage = new UsageMeter();
   await startAccounts(usage);
+  // Inline holds the address's lock too: a gateway with workers on it would otherwise join.
+  if (config.rpc.port !== 0) {
+    const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
+    stops.add(() => lock.release());
+  }
   const plane = await startDataPlane(config, {
     usage,
     tokens,
@@ -81,6 +89,8 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     ws: () => ({ connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() }),
     workers: 0,
     requestsByWorker: () => [],
+    scheme: plane.listener.scheme,
+    replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
     async drain(graceMs) {
       rt.draining = true;
@@ -116,10 +126,13 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   if (config.rpc.port !== 0) {
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
+    // The lock keeps out another gateway; this keeps out anything else holding the port.
+    for (const p of config.rpc.wsPort === 0 ? [config.rpc.port] : [config.rpc.port, config.rpc.wsPort]) await portFree(config.rpc.host, p);
   }
   // Hot-key, token and method buckets live in shared memory: the limits hold for the whole
   // gateway, whichever worker a connection lands on, with no message per request.
   let limits = createLimitBuffers(config);
+  let certificates: TlsConfig | null = null;
   const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits });
   workersRef.w = workers;
   // Added after the accounts: an immediate stop ends the workers before the last usage flush.
@@ -141,9 +154,16 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     ws: () => workers.ws(),
     workers: count,
     requestsByWorker: () => workers.requestsByWorker(),
+    scheme: config.tls === null ? 'http' : 'https',
+    // Sent with the reloaded config that follows (the reloader swaps certificates first).
+    replaceCertificate: (files) => {
+      certificates = files;
+    },
     reloaded: (next) => {
       limits = createLimitBuffers(next, limits);
-      return workers.configure(next, limits);
+      const swap = certificates;
+      certificates = null;
+      return workers.configure(next, limits, swap);
     },
     async drain(graceMs) {
       ref.rt.draining = true;

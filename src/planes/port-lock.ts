@@ -50,11 +50,20 @@ export async function lockRpcPort(host: string, port: number): Promise<PortLock>
     server = await listenOn(path);
   } catch (err) {
     const stale = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' && !path.startsWith('\0') && !(await ownerAlive(path));
-    if (!stale) throw new Error(`cannot listen on ${host}:${port}: another jumpgate is serving it`);
+    if (!stale) throw new Error(`cannot listen on ${host}:${port} (address in use by another jumpgate)`);
     rmSync(path, { force: true });
     server = await listenOn(path);
   }
   return {
     release: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Rejects when anything listens on host:port (a bind without SO_REUSEPORT fails then). */
+export function portFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', () => reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`)));
+    probe.listen({ host, port }, () => probe.close(() => resolve()));
+  });
 }

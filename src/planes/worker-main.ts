@@ -141,6 +141,13 @@ async function main(): Promise<void> {
         config = m.config;
         // The shared tables first (new ones for newly limited methods); the reload keeps them.
         plane.ref.rt.limiter.configure(config, m.limits);
+        if (m.certificates !== null) {
+          try {
+            plane.listener.replaceCertificate(m.certificates);
+          } catch (err) {
+            log.error({ err }, 'this worker could not take the new certificate; it keeps the old one');
+          }
+        }
         void reloader
           .applyConfig(config)
           .catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'))

@@ -6,7 +6,7 @@
 
 import { createServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../config/schema.js';
+import type { Config, TlsConfig } from '../config/schema.js';
 import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
@@ -114,7 +114,7 @@ export class DataPlaneWorkers {
   private seq = 0;
 
   /** Sends a reloaded config; resolves once every worker applied it (a reload answers then). */
-  configure(config: Config, limits: LimitBuffers): Promise<void> {
+  configure(config: Config, limits: LimitBuffers, certificates: TlsConfig | null): Promise<void> {
     const seq = ++this.seq;
     return Promise.all(
       this.slots.map(
@@ -122,7 +122,7 @@ export class DataPlaneWorkers {
           new Promise<void>((resolve) => {
             if (s.exited) return resolve();
             s.configured = { seq, done: resolve };
-            s.worker.postMessage({ type: 'config', config, limits, seq } satisfies ToWorker);
+            s.worker.postMessage({ type: 'config', config, limits, certificates, seq } satisfies ToWorker);
           }),
       ),
     ).then(() => {});

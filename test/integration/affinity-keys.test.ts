@@ -6,7 +6,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
 import * as uWS from 'uWebSockets.js';
-import { listen } from '../../src/lifecycle.js';
 import { KeyMap } from '../../src/routing/keymap.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
@@ -90,7 +89,7 @@ t.test('what uWS.js hands over for header bytes from 0x80', async (t) => {
     seen.push({ header: req.getHeader('x-k'), each });
     res.end('ok');
   });
-  const ls = await listen(app, '127.0.0.1', 0);
+  const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (s) => (s === false ? reject(new Error('cannot listen')) : resolve(s))));
   t.teardown(() => uWS.us_listen_socket_close(ls));
   const port = uWS.us_socket_local_port(ls);
   const probe = async (value: Buffer): Promise<{ header: string; each: string }> => {

@@ -253,3 +253,19 @@ t.test('a reload reaches every worker before it answers: nodes, weights, limits'
   t.equal(keyed.filter((a) => a.status === 200).length, 1, 'the reloaded hot-key limit (burst 1) holds across workers');
   t.ok(gw.dataPlane.requestsByWorker().length === 2, 'two workers');
 });
+
+t.test('a second gateway on the same address fails to start, even though workers share the port', async (t) => {
+  const { createServer } = await import('node:net');
+  const { startGateway } = await import('../../src/lifecycle.js');
+  const { resolveConfig } = await import('../../src/config/load.js');
+  const { silentLogger } = await import('../../src/log.js');
+  const probe = createServer();
+  const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)));
+  await new Promise((r) => probe.close(r));
+  const h = await workersHarness(t, { rpc: { workers: 2, port } });
+  for (const workers of [2, 0]) {
+    const config = resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0, workers }, console: { port: 0 }, admin: { port: 0 }, workers: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }] }, {});
+    await t.rejects(startGateway(config, { log: silentLogger(), store: null }), /cannot listen on 127\.0\.0\.1:\d+ \(address in use/, `a second gateway (workers ${workers}) is refused`);
+  }
+  t.equal((await fresh(h.url, TOKEN)).status, 200, 'the first still serves');
+});

@@ -146,7 +146,8 @@ class HttpRun implements HttpLive, RequestOwner {
           bodyTimeout: o.timeoutMs,
           keepAliveTimeout: 60_000,
           keepAliveMaxTimeout: 600_000,
-          connect: { timeout: Math.min(o.timeoutMs, 10_000) },
+          // Ignored for http:// origins.
+          connect: { timeout: Math.min(o.timeoutMs, 10_000), rejectUnauthorized: !o.insecure },
         }),
     );
   }

@@ -37,6 +37,9 @@ HTTP load (open loop at --rate unless --closed):
   --brand B             header brand, X-<B>-Affinity… (default Service)
   --header 'N: V'       extra request header (repeatable)
   --timeout D           per-request timeout (default 30s)
+  --insecure            https:// and wss://: do not verify the server's certificate (for
+                        self-signed test certificates; NODE_EXTRA_CA_CERTS=ca.pem trusts
+                        a test CA instead)
   --max-pending N       open loop: requests waiting or in flight before new ones are
                         dropped and counted as errors (default 100000)
 
@@ -82,6 +85,8 @@ export interface HttpBenchOptions {
   headers: [string, string][];
   timeoutMs: number;
   maxPending: number;
+  /** Skip TLS certificate verification (--insecure). */
+  insecure: boolean;
 }
 
 export interface WsBenchOptions {
@@ -100,6 +105,8 @@ export interface WsBenchOptions {
   brand: string;
   headers: [string, string][];
   timeoutMs: number;
+  /** Skip TLS certificate verification (--insecure). */
+  insecure: boolean;
 }
 
 export type BenchOptions =
@@ -125,6 +132,7 @@ const FLAGS = {
   header: { type: 'string', multiple: true },
   timeout: { type: 'string' },
   'max-pending': { type: 'string' },
+  insecure: { type: 'boolean' },
   'ws-subscribers': { type: 'string' },
   'ws-method': { type: 'string' },
   'ws-params': { type: 'string' },
@@ -222,6 +230,10 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
   const headers = (values.header ?? []).map(header);
   const timeoutMs = values.timeout === undefined ? 30_000 : parseDuration('timeout', values.timeout, 1);
   const durationMs = values.duration === undefined ? 10_000 : parseDuration('duration', values.duration, 100);
+  const insecure = values.insecure === true;
+  if (insecure && ![...urls, ...(values['ws-reference'] ?? [])].some((u) => /^(https|wss):/i.test(u))) {
+    throw new BenchUsageError('--insecure', '--insecure needs an https:// or wss:// URL (it skips TLS certificate verification)');
+  }
 
   if (values['ws-subscribers'] !== undefined) {
     for (const f of ['rate', 'closed', 'connections', 'method', 'params', 'batch', 'affinity', 'keys', 'warmup', 'max-pending'] as const) {
@@ -241,6 +253,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
       brand,
       headers,
       timeoutMs,
+      insecure,
     };
     if (ws.procs > ws.subscribers) throw new BenchUsageError('--ws-procs', `--ws-procs (${ws.procs}) must not exceed --ws-subscribers (${ws.subscribers})`);
     return { kind: 'ws', ws, ...out };
@@ -280,6 +293,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
     headers,
     timeoutMs,
     maxPending: values['max-pending'] === undefined ? 100_000 : int('max-pending', values['max-pending'], 1, 100_000_000),
+    insecure,
   };
   return { kind: 'http', http, ...out };
 }

@@ -5,7 +5,7 @@
 // reassembled, pings answered, close echoed.
 
 import { randomBytes } from 'node:crypto';
-import { connect as tcpConnect, type Socket } from 'node:net';
+import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 
 export class WsConnectError extends Error {
@@ -156,13 +156,18 @@ export class RawWebSocket {
   }
 }
 
-/** Opens a WebSocket: resolves once the server answered 101, rejects with a WsConnectError. */
-export function connectWs(url: URL, headers: [string, string][], h: WsHandlers, timeoutMs: number): Promise<RawWebSocket> {
+/**
+ * Opens a WebSocket: resolves once the server answered 101, rejects with a WsConnectError.
+ * `insecure`: wss:// without verifying the server's certificate.
+ */
+export function connectWs(url: URL, headers: [string, string][], h: WsHandlers, timeoutMs: number, insecure = false): Promise<RawWebSocket> {
   return new Promise((resolve, reject) => {
     const tls = url.protocol === 'wss:' || url.protocol === 'https:';
     const port = Number(url.port) || (tls ? 443 : 80);
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const socket = tls ? tlsConnect({ host, port, servername: host, ALPNProtocols: ['http/1.1'] }) : tcpConnect({ host, port });
+    // TLS server names are host names only (RFC 6066); an address is verified without one.
+    const servername = isIP(host) === 0 ? host : undefined;
+    const socket = tls ? tlsConnect({ host, port, servername, ALPNProtocols: ['http/1.1'], rejectUnauthorized: !insecure }) : tcpConnect({ host, port });
     socket.setNoDelay(true);
     let head: Buffer = Buffer.alloc(0);
     let done = false;

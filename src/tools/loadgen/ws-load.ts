@@ -187,7 +187,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
   const headers: [string, string][] = [...o.headers];
   if (o.token !== null && o.tokenIn === 'header') headers.push([`X-${o.brand}-Api-Token`, o.token]);
   const subscribe = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(o.method)}${o.params === null ? '' : `,"params":${o.params}`}}`;
-  const spec: GroupSpec = { urls, headers, subscribe, timeoutMs: o.timeoutMs };
+  const spec: GroupSpec = { urls, headers, subscribe, timeoutMs: o.timeoutMs, insecure: o.insecure };
 
   let measureStart = 0;
   const live: WsLive = {
@@ -202,7 +202,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
   };
   hooks.onStart?.(live);
 
-  const refs = o.references.map((r) => new SubscriberGroup({ urls: [wsUrl(r).href], headers: o.headers, subscribe, timeoutMs: o.timeoutMs }));
+  const refs = o.references.map((r) => new SubscriberGroup({ urls: [wsUrl(r).href], headers: o.headers, subscribe, timeoutMs: o.timeoutMs, insecure: o.insecure }));
   const failKinds: Record<string, number> = {};
   for (const g of refs) {
     await g.connect(1);

@@ -23,6 +23,8 @@ export interface GroupSpec {
   /** The subscribe call to send, as JSON text. */
   subscribe: string;
   timeoutMs: number;
+  /** wss:// without verifying the server's certificate (--insecure). */
+  insecure: boolean;
 }
 
 /** Arrivals recorded by one group: for each notification key, the monotonic ms of each arrival. */
@@ -134,6 +136,7 @@ export class SubscriberGroup {
           },
         },
         this.spec.timeoutMs,
+        this.spec.insecure,
       ).then(
         (ws) => {
           this.counts.connected++;

@@ -259,6 +259,7 @@ t.test('flag validation: a bad flag exits 2 with a message naming it', async (t)
     [['--url', 'ws://x', '--ws-subscribers', '1', '--ws-reference', 'nope'], '--ws-reference'],
     [['--url', 'ws://x', '--url', 'ftp://y', '--ws-subscribers', '1'], '--url'],
     [['--url', 'http://x', '--url', 'ftp://y'], '--url'],
+    [['--url', 'http://x', '--insecure'], '--insecure'],
   ];
   for (const [argv, flag] of cases) {
     const io = capture();
