@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { ReloadError } from '../admin/reload.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { startGateway } from '../lifecycle.js';
+import { startGateway } from '../lifecycle/start-gateway.js';
 import { createLogger } from '../log.js';
 import type { Demo } from '../tools/demo/start-demo.js';
 import { UsageError } from './usage-error.js';

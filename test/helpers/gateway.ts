@@ -3,7 +3,7 @@
 import { resolveConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { startGateway, type Gateway } from '../../src/lifecycle.js';
+import { startGateway, type Gateway } from '../../src/lifecycle/start-gateway.js';
 import { startSim, type SimNode, type SimOptions } from '../../src/tools/sim/node.js';
 
 export const TOKEN = 'test-token-0123456789abcdef';

@@ -9,7 +9,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
 import { GatewayMetrics } from '../../src/metrics/prometheus.js';
-import { startGateway, type Gateway } from '../../src/lifecycle.js';
+import { startGateway, type Gateway } from '../../src/lifecycle/start-gateway.js';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
 import { freePort } from '../../bench/procs.js';
 import { runCli } from '../helpers/cli.js';

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:net';
 import t from 'tap';
 import { resolveConfig } from '../../src/config/load.js';
-import { startGateway } from '../../src/lifecycle.js';
+import { startGateway } from '../../src/lifecycle/start-gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/open.js';
 import { startSim } from '../../src/tools/sim/node.js';

@@ -13,7 +13,7 @@ import t from 'tap';
 import { freePort } from '../../bench/procs.js';
 import { runBenchCli } from '../../src/cli/bench.js';
 import { loadConfig, resolveConfig } from '../../src/config/load.js';
-import { startGateway, type Gateway } from '../../src/lifecycle.js';
+import { startGateway, type Gateway } from '../../src/lifecycle/start-gateway.js';
 import { silentLogger } from '../../src/log.js';
 import type { HttpLoadResult } from '../../src/tools/loadgen/http-load.js';
 import { connectWs } from '../../src/tools/loadgen/ws-client.js';

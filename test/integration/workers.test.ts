@@ -230,7 +230,7 @@ t.test('hot-key limits hold for the whole gateway: one connection or eight over 
 
 t.test('a reload reaches every worker before it answers: nodes, weights, limits', async (t) => {
   const { mkdtempSync: mk, writeFileSync } = await import('node:fs');
-  const { startGateway } = await import('../../src/lifecycle.js');
+  const { startGateway } = await import('../../src/lifecycle/start-gateway.js');
   const { loadConfig } = await import('../../src/config/load.js');
   const { silentLogger } = await import('../../src/log.js');
   const { startSim } = await import('../../src/tools/sim/node.js');
@@ -256,7 +256,7 @@ t.test('a reload reaches every worker before it answers: nodes, weights, limits'
 
 t.test('a second gateway on the same address fails to start, even though workers share the port', async (t) => {
   const { createServer } = await import('node:net');
-  const { startGateway } = await import('../../src/lifecycle.js');
+  const { startGateway } = await import('../../src/lifecycle/start-gateway.js');
   const { resolveConfig } = await import('../../src/config/load.js');
   const { silentLogger } = await import('../../src/log.js');
   const probe = createServer();

@@ -1,30 +1,30 @@
 // Assembles the gateway from a resolved config: token table, node pool with health loop,
 // worker pool, accounts (store, token sync, usage flush), the uWS RPC listener with its
 // subscription hub, the admin listener and the console. Used by `jumpgate start`, the demo and
-// the tests. Each part registers its stop as it starts (./stop-list.ts): a failed start and a
+// the tests. Each part registers its stop as it starts (../stop-list.ts): a failed start and a
 // shutdown run that one list.
 
-import { startAccounts, type AccountsRuntime } from './accounts/runtime.js';
-import { AdminAuth } from './admin/auth.js';
-import { Reloader, type ReloadSummary } from './admin/reload.js';
-import { startAdminServer, type AdminServer } from './admin/listener.js';
-import { loadTls } from './config/load.js';
-import type { Config } from './config/schema.js';
-import type { TlsMaterial } from './config/tls.js';
-import type { RuntimeRef } from './gateway/http-listener.js';
-import { staticTokenRecord, TokenTable } from './gateway/token-table.js';
-import type { WsStats } from './gateway/ws-listener.js';
-import { createLogger, type Logger } from './log.js';
-import type { GatewayMetrics } from './metrics/prometheus.js';
-import { inlinePlane, workerPlanes, workersFor, type ControlView } from './planes/planes.js';
-import { onInternalError } from './upstream/call.js';
-import type { NodePool } from './upstream/pool.js';
-import { startConsole, type ConsoleServer } from './console/listener.js';
-import { StopList } from './stop-list.js';
-import type { FullStore } from './store/types.js';
-import type { UsageFlush } from './usage/flush.js';
-import type { UsageMeter } from './usage/meter.js';
-import type { SubscriptionHub } from './upstream/ws/hub.js';
+import { startAccounts, type AccountsRuntime } from '../accounts/runtime.js';
+import { AdminAuth } from '../admin/auth.js';
+import { Reloader, type ReloadSummary } from '../admin/reload.js';
+import { startAdminServer, type AdminServer } from '../admin/listener.js';
+import { loadTls } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { TlsMaterial } from '../config/tls.js';
+import type { RuntimeRef } from '../gateway/http-listener.js';
+import { staticTokenRecord, TokenTable } from '../gateway/token-table.js';
+import type { WsStats } from '../gateway/ws-listener.js';
+import { createLogger, type Logger } from '../log.js';
+import type { GatewayMetrics } from '../metrics/prometheus.js';
+import { inlinePlane, workerPlanes, workersFor, type ControlView } from '../planes/planes.js';
+import { onInternalError } from '../upstream/call.js';
+import type { NodePool } from '../upstream/pool.js';
+import { startConsole, type ConsoleServer } from '../console/listener.js';
+import { StopList } from '../stop-list.js';
+import type { FullStore } from '../store/types.js';
+import type { UsageFlush } from '../usage/flush.js';
+import type { UsageMeter } from '../usage/meter.js';
+import type { SubscriptionHub } from '../upstream/ws/hub.js';
 
 export interface Gateway {
   readonly port: number;
