@@ -20,7 +20,8 @@ t.test('a burst through the gateway shares few upstream connections', async (t) 
 t.test('a node that drops pipelined connections: answered by retries, then no pipelining', async (t) => {
   // The same generous stall limit as above: on a loaded machine slow probes would turn
   // pipelining off before the node had a chance to drop a pipelined connection.
-  const h = await startHarness({ sims: [{}, {}], config: { upstream: { pipelineStallMs: 1000 } } });
+  // Three nodes: a dropped head is retried on another node, which may have dropped one too.
+  const h = await startHarness({ sims: [{}, {}, {}], config: { upstream: { pipelineStallMs: 1000 } } });
   t.teardown(() => h.close());
   for (const s of h.sims) s.set({ latencyMs: [30, 30] });
   const first = await Promise.all(Array.from({ length: 12 }, () => h.call('getBlockHeight')));
