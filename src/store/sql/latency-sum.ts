@@ -149,16 +149,6 @@ export class LatencySum {
     if (other.totalCount > 0) this.h.add(other);
   }
 
-  /** Adds another sum's counts. */
-  addSum(other: LatencySum): void {
-    if (other.h === null) return;
-    if (this.h === null) {
-      this.h = new hdr.Int32Histogram(other.h.lowestDiscernibleValue, other.h.highestTrackableValue, other.h.numberOfSignificantValueDigits);
-      useIntegerIndex(this.h);
-    }
-    if (other.h.totalCount > 0) this.h.add(other.h);
-  }
-
   /** Value at a percentile (0..100) in the recorded unit; 0 when empty (as LatencyHistogram.percentile). */
   percentile(p: number): number {
     return this.h === null || this.h.totalCount === 0 ? 0 : this.h.getValueAtPercentile(p);

@@ -25,10 +25,10 @@ class PendingRow {
   errors = 0;
   bytesIn = 0;
   bytesOut = 0;
-  readonly latency = new LatencySum();
-  /** Histograms added; while only one, `single` is its text as written. */
-  histograms = 0;
-  single: string | null = null;
+  /** The rows' histograms as v2Bytes(), summed only when written (most rows get one). */
+  readonly latencies: Buffer[] = [];
+  /** The first histogram's text as given. */
+  firstText: string | null = null;
 
   constructor(
     readonly scope: UsageScope,
@@ -44,24 +44,26 @@ class PendingRow {
     this.bytesIn += u.bytesIn;
     this.bytesOut += u.bytesOut;
     if (latency === null) return;
-    this.latency.addBytes(latency);
-    this.single = ++this.histograms === 1 ? u.histogram : null;
+    if (this.latencies.length === 0) this.firstText = u.histogram;
+    this.latencies.push(latency);
+  }
+
+  get histograms(): number {
+    return this.latencies.length;
   }
 
   /**
-   * The histogram to store: minute rows keep the meter's compressed encoding (a lone histogram
-   * stays the text the meter wrote), roll-ups the uncompressed one (latency-sum.ts).
+   * The histogram to store, `existing` added: minute rows keep the meter's compressed
+   * encoding (a lone histogram stays the text the meter wrote), roll-ups the uncompressed one
+   * (latency-sum.ts; a lone histogram's is the bytes it was read into).
    */
   encoded(existing: string | null): string | null {
-    if (this.histograms === 0) return existing;
+    if (this.latencies.length === 0) return existing;
     const minute = this.table === 'usage_minute';
-    if (existing === null && minute && this.single !== null) return this.single;
-    let sum = this.latency;
-    if (existing !== null) {
-      sum = new LatencySum();
-      sum.add(existing);
-      sum.addSum(this.latency);
-    }
+    if (existing === null && this.latencies.length === 1) return minute ? this.firstText : this.latencies[0]!.toString('base64');
+    const sum = new LatencySum();
+    if (existing !== null) sum.add(existing);
+    for (const l of this.latencies) sum.addBytes(l);
     return minute ? sum.encodeCompressed() : sum.encode();
   }
 }
@@ -93,43 +95,108 @@ export class UsageBatch {
     return this.rows.size;
   }
 
+  /**
+   * Adds every pending row into the database. Rows of one table and start are looked up
+   * together and the missing ones inserted together (a flush mostly adds into rows that exist,
+   * a backfill mostly inserts); what a concurrent writer inserted meanwhile, and every update,
+   * goes row by row.
+   */
   async write(trx: Db): Promise<void> {
-    for (const r of this.rows.values()) await addRow(trx, r);
+    const groups = new Map<string, PendingRow[]>();
+    for (const r of this.rows.values()) {
+      const g = r.table + '\0' + r.start;
+      const list = groups.get(g);
+      if (list === undefined) groups.set(g, [r]);
+      else list.push(r);
+    }
+    for (const list of groups.values()) {
+      for (let i = 0; i < list.length; i += CHUNK_ROWS) await writeChunk(trx, list.slice(i, i + CHUNK_ROWS));
+    }
   }
 }
 
-async function addRow(trx: Db, r: PendingRow): Promise<void> {
+/** Rows per lookup and per insert (9 bound values a row: far below any driver's limit). */
+const CHUNK_ROWS = 500;
+
+const rowId = (key: string, method: string): string => key + '\0' + method;
+
+/** Adds rows of one table and one start into the database. */
+async function writeChunk(trx: Db, rows: PendingRow[]): Promise<void> {
+  const first = rows[0]!;
   // Every usage table has the same columns but for its key; the casts only pick one table's
   // name for the typings.
+  const t = first.table as 'usage_minute';
+  const k = KEY_COLUMN[first.scope] as 'token_id';
+  const keys = [...new Set(rows.map((r) => r.key))];
+  const methods = [...new Set(rows.map((r) => r.method))];
+  // Keys × methods may name a few rows not asked for; they are ignored.
+  const found = await trx.selectFrom(t).select([k, 'method', 'histogram']).where('start_ms', '=', first.start).where(k, 'in', keys).where('method', 'in', methods).execute();
+  const existing = new Map<string, string | null>();
+  for (const f of found) existing.set(rowId(f[k], f.method), f.histogram);
+  const missing = rows.filter((r) => !existing.has(rowId(r.key, r.method)));
+  let lost = new Set<PendingRow>();
+  if (missing.length > 0) {
+    const inserted = await trx
+      .insertInto(t)
+      .values(missing.map((r) => newValues(k, r)))
+      .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
+      .returning([k, 'method'])
+      .execute();
+    const done = new Set(inserted.map((x) => rowId(x[k], x.method)));
+    // Inserted by another writer since the lookup: added into theirs below.
+    lost = new Set(missing.filter((r) => !done.has(rowId(r.key, r.method))));
+  }
+  for (const r of rows) {
+    const cur = existing.get(rowId(r.key, r.method));
+    if (cur !== undefined) {
+      if (!(await tryUpdate(trx, k, r, cur))) await addRow(trx, r);
+    } else if (lost.has(r)) await addRow(trx, r);
+  }
+}
+
+function newValues(k: 'token_id', r: PendingRow): UsageTable {
+  const values = { [k]: r.key, method: r.method, start_ms: r.start, calls: r.calls, errors: r.errors, bytes_in: r.bytesIn, bytes_out: r.bytesOut, histogram: r.encoded(null) };
+  return values as unknown as UsageTable;
+}
+
+/**
+ * Adds `r` into its row, whose histogram was `cur` when read: sums in SQL; the histogram only
+ * if nobody changed it since (false then: read it again).
+ */
+async function tryUpdate(trx: Db, k: 'token_id', r: PendingRow, cur: string | null): Promise<boolean> {
+  let q = trx
+    .updateTable(r.table as 'usage_minute')
+    .set((eb) => ({
+      calls: eb('calls', '+', r.calls),
+      errors: eb('errors', '+', r.errors),
+      bytes_in: eb('bytes_in', '+', r.bytesIn),
+      bytes_out: eb('bytes_out', '+', r.bytesOut),
+      ...(r.histograms === 0 ? {} : { histogram: r.encoded(cur) }),
+    }))
+    .where(k, '=', r.key)
+    .where('method', '=', r.method)
+    .where('start_ms', '=', r.start);
+  if (r.histograms > 0) q = cur === null ? q.where('histogram', 'is', null) : q.where('histogram', '=', cur);
+  const upd = await q.executeTakeFirst();
+  return Number(upd.numUpdatedRows) > 0;
+}
+
+/** Adds `r` into its row, inserting it when missing, retrying while other writers get in between. */
+async function addRow(trx: Db, r: PendingRow): Promise<void> {
   const t = r.table as 'usage_minute';
   const k = KEY_COLUMN[r.scope] as 'token_id';
   for (let attempt = 0; attempt < 20; attempt++) {
     const cur = await trx.selectFrom(t).select('histogram').where(k, '=', r.key).where('method', '=', r.method).where('start_ms', '=', r.start).executeTakeFirst();
     if (cur === undefined) {
-      const values = { [k]: r.key, method: r.method, start_ms: r.start, calls: r.calls, errors: r.errors, bytes_in: r.bytesIn, bytes_out: r.bytesOut, histogram: r.encoded(null) };
       const ins = await trx
         .insertInto(t)
-        .values(values as unknown as UsageTable)
+        .values(newValues(k, r))
         .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
         .executeTakeFirst();
       if (Number(ins.numInsertedOrUpdatedRows ?? 0) > 0) return;
       continue; // someone inserted it meanwhile: add into theirs
     }
-    let q = trx
-      .updateTable(t)
-      .set((eb) => ({
-        calls: eb('calls', '+', r.calls),
-        errors: eb('errors', '+', r.errors),
-        bytes_in: eb('bytes_in', '+', r.bytesIn),
-        bytes_out: eb('bytes_out', '+', r.bytesOut),
-        ...(r.histograms === 0 ? {} : { histogram: r.encoded(cur.histogram) }),
-      }))
-      .where(k, '=', r.key)
-      .where('method', '=', r.method)
-      .where('start_ms', '=', r.start);
-    if (r.histograms > 0) q = cur.histogram === null ? q.where('histogram', 'is', null) : q.where('histogram', '=', cur.histogram);
-    const upd = await q.executeTakeFirst();
-    if (Number(upd.numUpdatedRows) > 0) return;
+    if (await tryUpdate(trx, k, r, cur.histogram)) return;
   }
   throw new Error(`usage row ${r.table}/${r.key}/${r.method}/${r.start}: too many concurrent updates`);
 }
