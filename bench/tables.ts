@@ -171,11 +171,11 @@ export function consoleTable(r: ConsoleBenchResult): string {
     '| page | store median ms | store max ms | HTTP median ms | HTTP max ms |',
     '|---|---:|---:|---:|---:|',
   ];
-  for (const p of r.pages) out.push(`| ${p.page} | ${ms(p.store)} | ${ms(p.http)} |`);
+  for (const p of r.pages) out.push(`| ${p.page} | ${ms(p.store)} | ${p.httpError === undefined ? ms(p.http) : `failed: ${p.httpError} | -`} |`);
   out.push(
     '',
     `- seeded through the store's API (addUsage, then compactUsage): ${n0(r.rowsWritten)} usage rows in ${f2(r.seedSeconds)} s, ${n0(r.dbMb)} MB on disk`,
-    `- HTTP: GET /api/v1/stacks/:id/overview and /analytics?window=… with a session cookie, one at a time, the JSON read whole; a page's calls stop after ${f2(r.capSeconds)} s`,
+    `- HTTP: GET /api/v1/stacks/:id/overview and /analytics?window=… with a session cookie, one at a time, each on a new connection, the JSON read whole; a page's calls stop after ${f2(r.capSeconds)} s`,
   );
   return out.join('\n');
 }
