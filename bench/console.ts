@@ -4,7 +4,8 @@
 // 24 h of minutes and 30 days of hours before them (hours are written as one row at the start
 // of the hour, then compaction keeps them as hours). Then each page's query is timed: the
 // overview and the analytics windows (1 h, 24 h, 7 d, and 24 h for one token), on the store and
-// through the console's HTTP API, logged in. Run: npm run bench -- console
+// through the console's HTTP API, logged in; and what a flush-sized write costs. Run: npm run
+// bench -- console
 
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
@@ -41,6 +42,12 @@ export interface ConsoleBenchResult {
   rowsWritten: number;
   seedSeconds: number;
   dbMb: number;
+  /**
+   * What writing costs: addUsage calls of one row per token and method into the current minute
+   * (rows that exist, as every 5 s flush after a minute's first), CPU and wall ms per call.
+   * Absent from results written before it was measured.
+   */
+  flush?: { rows: number; calls: number; cpuMs: number; wallMs: number };
   /** A page stops being timed once its calls have taken this long (a slow store still finishes). */
   capSeconds: number;
   pages: ConsolePageTiming[];
@@ -111,7 +118,19 @@ async function seed(store: FullStore, o: { tokens: number; methods: number; minu
     log(`  minutes to ${new Date(Math.min(h + HOUR_MS, lastMinute)).toISOString().slice(11, 16)}: ${written} rows, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
   }
   await store.compactUsage(o.now, 30);
-  return { account, stack, tokenIds, written, seconds: (performance.now() - t0) / 1000 };
+  return { account, stack, tokenIds, methods, pool, written, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Times `calls` flush-sized addUsage calls into the current minute. */
+async function timeFlushes(store: FullStore, tokenIds: string[], methods: string[], pool: string[], calls: number): Promise<NonNullable<ConsoleBenchResult['flush']>> {
+  const next = rng(11);
+  const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
+  const batches = Array.from({ length: calls }, () => tokenIds.flatMap((t) => methods.map((m) => usageRow(t, m, minute, 5, next, pool))));
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (const b of batches) await store.addUsage(b);
+  const cpu = process.cpuUsage(c0);
+  return { rows: batches[0]!.length, calls, cpuMs: (cpu.user + cpu.system) / 1000 / calls, wallMs: (performance.now() - t0) / calls };
 }
 
 const median = (xs: number[]): number => {
@@ -177,6 +196,8 @@ export async function runConsoleBench(opts: ConsoleBenchOptions = {}): Promise<C
     const now = Date.now();
     log(`seeding ${shape.tokens} tokens × ${shape.methods} methods: ${shape.minuteHours} h of minutes, ${shape.hourDays} days of hours`);
     const s = await seed(store, { ...shape, now }, log);
+    const flush = await timeFlushes(store, s.tokenIds, s.methods, s.pool, quick ? 3 : 24);
+    log(`  a flush of ${flush.rows} rows: ${flush.cpuMs.toFixed(1)} ms of CPU, ${flush.wallMs.toFixed(1)} ms`);
     let dbBytes = 0;
     for (const f of ['jg.db', 'jg.db-wal']) dbBytes += statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? 0;
     const server = await startConsole({ store, host: '127.0.0.1', port: 0, registration: 'closed', endpoints: { http: 'http://127.0.0.1:8899', ws: 'ws://127.0.0.1:8900' }, log: silentLogger() });
@@ -205,7 +226,7 @@ export async function runConsoleBench(opts: ConsoleBenchOptions = {}): Promise<C
           out.push({ page: p.page, store: st, http: null, httpError: why });
         }
       }
-      return { ...shape, rowsWritten: s.written, seedSeconds: s.seconds, dbMb: dbBytes / 2 ** 20, capSeconds: capMs / 1000, pages: out };
+      return { ...shape, rowsWritten: s.written, seedSeconds: s.seconds, dbMb: dbBytes / 2 ** 20, flush, capSeconds: capMs / 1000, pages: out };
     } finally {
       await server.close();
     }

@@ -175,6 +175,7 @@ export function consoleTable(r: ConsoleBenchResult): string {
   out.push(
     '',
     `- seeded through the store's API (addUsage, then compactUsage): ${n0(r.rowsWritten)} usage rows in ${f2(r.seedSeconds)} s, ${n0(r.dbMb)} MB on disk`,
+    ...(r.flush === undefined ? [] : [`- writing: an addUsage of ${n0(r.flush.rows)} rows into the current minute (a 5 s flush) took ${f2(r.flush.cpuMs)} ms of CPU, ${f2(r.flush.wallMs)} ms (mean of ${r.flush.calls})`]),
     `- HTTP: GET /api/v1/stacks/:id/overview and /analytics?window=… with a session cookie, one at a time, each on a new connection, the JSON read whole; a page's calls stop after ${f2(r.capSeconds)} s`,
   );
   return out.join('\n');

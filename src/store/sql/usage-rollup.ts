@@ -1,5 +1,6 @@
-// Writing usage into its tables: every usage row is added into its minute and into the hour,
-// 6-hour (and, for its stack, day) rows around it, in the caller's transaction. A batch is
+// Writing usage into its tables: every usage row is added into the rows around it, its
+// token's minute, hour and 6-hour block and, when the token belongs to a stack, the stack's
+// minute, hour, 6-hour block and day, all in the caller's transaction. A batch is
 // first summed in memory, one pending row per table row it touches, then each pending row is
 // added into the database: sums in SQL (atomic), the histogram read, merged and written back
 // with an optimistic check, so concurrent writers (several gateways on one database) add up
@@ -89,10 +90,6 @@ export class UsageBatch {
     let r = this.rows.get(id);
     if (r === undefined) this.rows.set(id, (r = new PendingRow(scope, s.table, key, method, start)));
     return r;
-  }
-
-  get size(): number {
-    return this.rows.size;
   }
 
   /**
