@@ -3,7 +3,7 @@
 // cover it exactly (usage-spans.ts), a stack's from its own roll-ups, one token's from the
 // token's; counts are summed in SQL, and only latency histograms are added up here, one per
 // row read (latency-sum.ts). So a page reads a bounded number of rows however much usage a
-// stack has: at most a few hundred per method.
+// stack has: at most about 90 per method (the current hour's minutes are most of them).
 
 import { StoreError, type Analytics, type AnalyticsWindow, type MethodStats, type Overview } from '../types.js';
 import type { Db } from './db.js';
