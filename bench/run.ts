@@ -7,6 +7,7 @@
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
 //   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+//   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -18,16 +19,17 @@ import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputTable, runBadInput } from './bad-input.js';
+import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS6 } from './s6-ws.js';
-import { httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
+import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -149,6 +151,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
       console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
       results.ws = r;
+      break;
+    }
+    case 'console': {
+      const r = await runConsoleBench({ quick, log });
+      console.log('\n' + consoleTable(r));
+      results.console = r;
       break;
     }
   }

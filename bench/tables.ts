@@ -3,6 +3,7 @@
 
 import { cpus, loadavg, release } from 'node:os';
 import { readFileSync } from 'node:fs';
+import type { ConsoleBenchResult } from './console.js';
 import { floorTable, type FloorResult } from './floor.js';
 import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
@@ -161,7 +162,26 @@ export function wsTable(s: WsScenarioResult): string {
   return out.join('\n');
 }
 
-/** The README block: setup, then each S1–S6 table and the floor present in `results`. */
+export function consoleTable(r: ConsoleBenchResult): string {
+  const ms = (t: { medianMs: number; maxMs: number; runs: number } | null): string => (t === null ? '- | -' : `${f2(t.medianMs)} | ${f2(t.maxMs)}`);
+  const runs = [...new Set(r.pages.flatMap((p) => [p.store.runs, ...(p.http === null ? [] : [p.http.runs])]))].sort((a, b) => a - b);
+  const out = [
+    `**Console: a stack's pages with ${r.tokens} tokens × ${r.methods} methods of history** (${r.minuteHours} h of minutes, ${r.hourDays} days of hours; SQLite file, ${runs.join('–')} calls per page)`,
+    '',
+    '| page | store median ms | store max ms | HTTP median ms | HTTP max ms |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  for (const p of r.pages) out.push(`| ${p.page} | ${ms(p.store)} | ${p.httpError === undefined ? ms(p.http) : `failed: ${p.httpError} | -`} |`);
+  out.push(
+    '',
+    `- seeded through the store's API (addUsage, then compactUsage): ${n0(r.rowsWritten)} usage rows in ${f2(r.seedSeconds)} s, ${n0(r.dbMb)} MB on disk`,
+    ...(r.flush === undefined ? [] : [`- writing: an addUsage of ${n0(r.flush.rows)} rows into the current minute (a 5 s flush) took ${f2(r.flush.cpuMs)} ms of CPU, ${f2(r.flush.wallMs)} ms (mean of ${r.flush.calls})`]),
+    `- HTTP: GET /api/v1/stacks/:id/overview and /analytics?window=… with a session cookie, one at a time, each on a new connection, the JSON read whole; a page's calls stop after ${f2(r.capSeconds)} s`,
+  );
+  return out.join('\n');
+}
+
+/** The README block: setup, then each S1–S6 table, the floor and the console present in `results`. */
 export function readmeTables(results: Record<string, unknown>): string {
   const parts: string[] = [];
   const s = results.setup as Setup | undefined;
@@ -174,5 +194,7 @@ export function readmeTables(results: Record<string, unknown>): string {
   if (ws?.targets !== undefined) parts.push(wsTable(ws));
   const floor = results.floor as FloorResult | undefined;
   if (floor?.rows !== undefined) parts.push(floorTable(floor));
+  const consolePages = results.console as ConsoleBenchResult | undefined;
+  if (consolePages?.pages !== undefined) parts.push(consoleTable(consolePages));
   return parts.join('\n\n');
 }

@@ -4,78 +4,8 @@
 // A new migration is a new entry in MIGRATIONS; never edit one that has shipped.
 
 import { Kysely, Migrator, type Migration, type MigrationProvider } from 'kysely';
-
-/** Table shapes as the queries see them (numbers may come back as strings from PostgreSQL: coerce). */
-export interface AccountsTable {
-  id: string;
-  /** Lower-cased. */
-  email: string;
-  password_hash: string;
-  created_at: number;
-}
-
-export interface SessionsTable {
-  /** SHA-256 (hex) of the session id the cookie holds: a leaked database holds no live session. */
-  id: string;
-  account_id: string;
-  csrf_token: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export interface StacksTable {
-  id: string;
-  account_id: string;
-  name: string;
-  description: string | null;
-  disabled: number;
-  created_at: number;
-}
-
-export interface ApiTokensTable {
-  id: string;
-  account_id: string;
-  stack_id: string;
-  /** SHA-256 (hex) of the token; the token itself is never stored. */
-  hash: string;
-  prefix: string;
-  label: string;
-  active: number;
-  created_at: number;
-  last_used_at: number | null;
-  /** Deleted tokens stay (their usage still counts for the stack) but never authenticate again. */
-  deleted_at: number | null;
-}
-
-export interface MetaTable {
-  key: string;
-  value: number;
-}
-
-/** usage_minute and usage_hour share this shape; `start_ms` is the minute's or hour's start. */
-export interface UsageTable {
-  token_id: string;
-  method: string;
-  start_ms: number;
-  calls: number;
-  errors: number;
-  bytes_in: number;
-  bytes_out: number;
-  /** Encoded HDR histogram of latencies in µs, null when none. */
-  histogram: string | null;
-}
-
-export interface Database {
-  accounts: AccountsTable;
-  sessions: SessionsTable;
-  stacks: StacksTable;
-  api_tokens: ApiTokensTable;
-  meta: MetaTable;
-  usage_minute: UsageTable;
-  usage_hour: UsageTable;
-}
-
-export const TOKEN_VERSION_KEY = 'token_version';
+import { TOKEN_VERSION_KEY, USAGE_HORIZON_KEY, type Database } from './schema.js';
+import { backfillRollups } from './sql/usage-backfill.js';
 
 async function createUsageTable(db: Kysely<any>, name: string): Promise<void> {
   await db.schema
@@ -153,9 +83,55 @@ const initial: Migration = {
   },
 };
 
+/** A stack's roll-up table: its rows are read by stack and time range, so the key starts with both. */
+async function createStackUsageTable(db: Kysely<any>, name: string): Promise<void> {
+  await db.schema
+    .createTable(name)
+    .addColumn('stack_id', 'text', (c) => c.notNull())
+    .addColumn('method', 'text', (c) => c.notNull())
+    .addColumn('start_ms', 'bigint', (c) => c.notNull())
+    .addColumn('calls', 'bigint', (c) => c.notNull())
+    .addColumn('errors', 'bigint', (c) => c.notNull())
+    .addColumn('bytes_in', 'bigint', (c) => c.notNull())
+    .addColumn('bytes_out', 'bigint', (c) => c.notNull())
+    .addColumn('histogram', 'text')
+    .addPrimaryKeyConstraint(`${name}_pk`, ['stack_id', 'start_ms', 'method'])
+    .execute();
+  await db.schema.createIndex(`${name}_start`).on(name).column('start_ms').execute();
+}
+
+const STACK_USAGE_TABLES = ['stack_usage_minute', 'stack_usage_hour', 'stack_usage_6h', 'stack_usage_day'];
+
+/**
+ * Usage roll-ups (README "Accounts, tokens and the console"): 6-hour rows per token, and minute,
+ * hour, 6-hour and day rows per stack, built from the usage already stored; usage_hour now holds
+ * every hour, not only those compaction rolled up. In one transaction (SQLite runs migrations
+ * outside one), so a failed backfill leaves nothing half-built.
+ */
+const usageRollups: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    const run = async (trx: Kysely<any>): Promise<void> => {
+      await createUsageTable(trx, 'usage_6h');
+      for (const name of STACK_USAGE_TABLES) await createStackUsageTable(trx, name);
+      await trx.insertInto('meta').values({ key: USAGE_HORIZON_KEY, value: 0 }).execute();
+      await backfillRollups(trx as Kysely<Database>);
+    };
+    if (db.isTransaction) await run(db);
+    else await db.transaction().execute(run);
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    for (const t of [...STACK_USAGE_TABLES, 'usage_6h']) await db.schema.dropTable(t).ifExists().execute();
+    await db.deleteFrom('meta').where('key', '=', USAGE_HORIZON_KEY).execute();
+    // 0001 reads minutes and hours together: drop the hours the minutes still hold.
+    const first = await db.selectFrom('usage_minute').select((eb) => eb.fn.min('start_ms').as('start')).executeTakeFirst();
+    if (first?.start != null) await db.deleteFrom('usage_hour').where('start_ms', '>=', Math.floor(Number(first.start) / 3_600_000) * 3_600_000).execute();
+  },
+};
+
 /** Every migration, in order. Names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_usage_rollups': usageRollups,
 };
 
 const provider: MigrationProvider = {

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { Database as Schema } from './migrations.js';
+import type { Database as Schema } from './schema.js';
 import { SqlStore } from './sql.js';
 import type { FullStore } from './types.js';
 

@@ -8,7 +8,8 @@
 // as functions over the Kysely handle; this class only binds them to one database.
 
 import type { Kysely } from 'kysely';
-import { migrateToLatest, type Database } from './migrations.js';
+import { migrateToLatest } from './migrations.js';
+import type { Database } from './schema.js';
 import * as accounts from './sql/accounts.js';
 import * as analytics from './sql/analytics.js';
 import * as sessions from './sql/sessions.js';

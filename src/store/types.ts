@@ -134,13 +134,13 @@ export interface Store {
   tokenVersion(): Promise<number>;
   touchTokens(lastUsed: Map<string, number>): Promise<void>;
 
-  /** Adds usage rows (merging into existing minutes: sums, histograms added). */
+  /** Adds usage rows (merging into existing minutes: sums, histograms added), and into their roll-ups. */
   addUsage(rows: UsageRow[]): Promise<void>;
   overview(accountId: string, stackId: string, now: number): Promise<Overview>;
   analytics(accountId: string, stackId: string, window: AnalyticsWindow, now: number, tokenId?: string): Promise<Analytics>;
   /**
-   * Rolls minutes older than 24 h (from the start of that hour) into hours and deletes usage
-   * older than `retentionDays`; also deletes expired sessions.
+   * Deletes minutes older than 24 h (from the start of that hour; the hours already hold them)
+   * and usage older than `retentionDays`; also deletes expired sessions.
    */
   compactUsage(now: number, retentionDays: number): Promise<void>;
 }

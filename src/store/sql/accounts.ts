@@ -1,7 +1,7 @@
 // Accounts: one per email (stored lower-cased), holding the password hash the console checks.
 
 import type { Selectable } from 'kysely';
-import type { AccountsTable } from '../migrations.js';
+import type { AccountsTable } from '../schema.js';
 import { StoreError, type Account } from '../types.js';
 import { isUniqueViolation, newId, type Db } from './db.js';
 

@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../migrations.js';
+import type { Database } from '../schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 

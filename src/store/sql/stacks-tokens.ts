@@ -5,7 +5,7 @@
 
 import type { Kysely, Selectable } from 'kysely';
 import { hashToken, newApiToken, tokenPrefix } from '../../token-format.js';
-import { TOKEN_VERSION_KEY, type ApiTokensTable, type Database, type StacksTable } from '../migrations.js';
+import { TOKEN_VERSION_KEY, type ApiTokensTable, type Database, type StacksTable } from '../schema.js';
 import { StoreError, type ApiToken, type Stack, type TokenForGateway } from '../types.js';
 import { isUniqueViolation, newId, type Db } from './db.js';
 
