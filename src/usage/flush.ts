@@ -3,7 +3,7 @@
 // write keeps the rows in memory and retries them with the next flush (bounded: the oldest are
 // dropped, with a log line, beyond `maxPendingRows`). `stop()` writes what is left, so a
 // graceful shutdown loses no counts. Also, every `compactEveryMs`, minutes older than 24 h are
-// rolled into hours and usage older than `retentionDays` deleted; and tokens seen in a flush get
+// deleted (the hour roll-ups already hold them) and usage older than `retentionDays` deleted per span; and tokens seen in a flush get
 // their last-used time (the flush time: the hot path reads no clock for it).
 
 import type { Logger } from '../log.js';
