@@ -94,3 +94,18 @@ async function waitStreaming(t: Test, h: Harness, token: string): Promise<TestWs
   await eventually('the store token in the gateway table', () => h.gw.tokens.find(token) !== null, 3000);
   return streaming(t, h, token);
 }
+
+t.test('with data-plane workers too: the revocation reaches the worker holding the socket', async (t) => {
+  const h = await startHarness({ sims: [{}], config: { rpc: { workers: 2 }, health: { intervalMs: 60_000 } } });
+  t.teardown(() => h.close());
+  const store = h.gw.store!;
+  const account = await store.createAccount('wsw@example.com', await hashPassword('pw'));
+  const stack = await store.createStack(account.id, 'main', null);
+  const { token, record } = await store.createToken(account.id, stack.id, 'bot');
+  await eventually('the store token in the control plane table', () => h.gw.tokens.find(token) !== null, 3000);
+  // Several sockets, so both workers hold some (each lands where the kernel puts it).
+  const sockets: TestWs[] = [];
+  for (let i = 0; i < 4; i++) sockets.push(await streaming(t, h, token));
+  await store.setTokenActive(account.id, record.id, false);
+  for (const [i, c] of sockets.entries()) await closedWithin1s(t, c, `socket ${i + 1}`);
+});
