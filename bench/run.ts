@@ -7,6 +7,8 @@
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
 //   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+//   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
+//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -21,13 +23,15 @@ import { badInputTable, runBadInput } from './bad-input.js';
 import { floorTable, runFloor } from './floor.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
+import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS6 } from './s6-ws.js';
+import { runS7, s7Table } from './s7.js';
 import { httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'isolation', 's7'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -72,7 +76,7 @@ const env = await setup();
 const results: Record<string, unknown> = { date: env.date, node: process.version, cpus: cpus().length };
 const log = (line: string): void => console.error(line);
 console.log(setupText(env));
-const runsHttp = wanted.some((n) => /^s\d$/.test(n));
+const runsHttp = wanted.some((n) => /^s\d$/.test(n) || n === 'isolation');
 if (runsHttp) results.setup = env;
 
 let failures = 0;
@@ -149,6 +153,18 @@ async function runOne(name: Name): Promise<void> {
       const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
       console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
       results.ws = r;
+      break;
+    }
+    case 'isolation': {
+      const r = await runIsolation({ quick, log });
+      console.log('\n' + isolationTable(r));
+      results.isolation = r;
+      break;
+    }
+    case 's7': {
+      const r = await runS7({ quick, log });
+      console.log('\n' + s7Table(r));
+      results.s7 = r;
       break;
     }
   }
