@@ -17,7 +17,7 @@ import type { UsageRow } from '../src/store/types.js';
 import type { HttpLoadResult, LatencyMs } from '../src/tools/loadgen/http-load.js';
 import { latencyMs } from '../src/tools/loadgen/http-load.js';
 import { generate } from './load.js';
-import { freePort, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type GatewayProc } from './procs.js';
+import { freePort, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, waitForPort, type GatewayProc } from './procs.js';
 
 /** What the workers must hold with the viewer on, over the run without it. */
 export const ISOLATION_TARGET = { p99Ms: 2, maxMs: 20 } as const;
@@ -195,6 +195,8 @@ export async function runIsolation(o: { quick: boolean; log?: (line: string) => 
       const extra = [`console: { host: 127.0.0.1, port: ${consolePort} }`, `store: { url: 'sqlite://${db}' }`].join('\n');
       const gw: GatewayProc = await startGatewayProc(nodes, 'bench-static-token-0123456789', extra, ['--workers', String(workers)]);
       try {
+        // The RPC port can be served before the console listens.
+        await waitForPort(gw.child, consolePort, 'console');
         const viewer = await ConsoleViewer.login(`http://127.0.0.1:${consolePort}`, seeded.stackId);
         const load = ['--url', gw.url, '--token', seeded.token, '--rate', String(RATE), '--connections', '50'];
         // One unrecorded run: the gateway's hot path compiled before round 1 (bench/README.md "Setup").
