@@ -76,7 +76,7 @@ const env = await setup();
 const results: Record<string, unknown> = { date: env.date, node: process.version, cpus: cpus().length };
 const log = (line: string): void => console.error(line);
 console.log(setupText(env));
-const runsHttp = wanted.some((n) => /^s\d$/.test(n) || n === 'isolation');
+const runsHttp = wanted.some((n) => /^s[1-6]$/.test(n));
 if (runsHttp) results.setup = env;
 
 let failures = 0;
