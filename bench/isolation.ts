@@ -115,7 +115,7 @@ function http(base: string, method: string, path: string, cookie: string | null,
 class ConsoleViewer {
   readonly durationsMs: number[] = [];
   private timer: NodeJS.Timeout | null = null;
-  private busy = false;
+  private inflight: Promise<void> | null = null;
   private tokensAt = 0;
   private failure: Error | null = null;
 
@@ -133,20 +133,27 @@ class ConsoleViewer {
 
   start(): void {
     this.durationsMs.length = 0;
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), 1000);
+    this.tick();
+    this.timer = setInterval(() => this.tick(), 1000);
   }
 
-  /** Stops refreshing; throws when a refresh failed, since the row would not mean anything. */
-  stop(): void {
+  /**
+   * Stops refreshing once the refresh under way is answered (a short run may hold only that
+   * one); throws when a refresh failed, since the row would not mean anything.
+   */
+  async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    await this.inflight;
     if (this.failure !== null) throw this.failure;
   }
 
+  private tick(): void {
+    if (this.inflight !== null) return;
+    this.inflight = this.refresh().finally(() => (this.inflight = null));
+  }
+
   private async refresh(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
     const t0 = performance.now();
     try {
       if (Date.now() - this.tokensAt >= 30_000) {
@@ -158,8 +165,6 @@ class ConsoleViewer {
       this.durationsMs.push(performance.now() - t0);
     } catch (e) {
       this.failure ??= e as Error;
-    } finally {
-      this.busy = false;
     }
   }
 
@@ -215,7 +220,7 @@ export async function runIsolation(o: { quick: boolean; log?: (line: string) => 
             try {
               r = await generate([...load, '--duration', `${seconds}s`, '--warmup', o.quick ? '200ms' : '1s']);
             } finally {
-              if (withViewer) viewer.stop();
+              if (withViewer) await viewer.stop();
             }
             const ours = gw.cpuSeconds() + sims.reduce((a, s) => a + s.cpuSeconds(), 0) + selfCpuSeconds() - ours0 + r.clientCpuS;
             const run = runs.get(withViewer)!;
