@@ -22,6 +22,8 @@ export interface PeerOptions {
   affinity?: boolean;
   /** WebSocket scenario: room for this many client connections (each also holds one upstream). */
   wsClients?: number;
+  /** nginx's worker_processes (default 1). */
+  workers?: number;
 }
 
 export interface Peer extends Proc {
@@ -83,7 +85,7 @@ export async function startNginx(nodes: string[], o: PeerOptions = {}): Promise<
     PREFIX: prefix,
     LISTEN: `127.0.0.1:${port}`,
     UPSTREAM_SERVERS: nodes.map((n) => `server ${new URL(n).host};`).join('\n    '),
-    WORKERS: '1',
+    WORKERS: String(o.workers ?? 1),
   });
   if (o.affinity) {
     conf = changed(conf, conf.replace(/^(\s*)upstream rpc_pool \{\n/m, (m, indent: string) => `${m}${indent}  hash $http_x_service_affinity_key consistent;\n`), 'an "upstream rpc_pool {" line');

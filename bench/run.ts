@@ -8,6 +8,8 @@
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
 //   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
+//   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
+//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -23,13 +25,15 @@ import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
+import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS6 } from './s6-ws.js';
+import { runS7, s7Table } from './s7.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -74,7 +78,7 @@ const env = await setup();
 const results: Record<string, unknown> = { date: env.date, node: process.version, cpus: cpus().length };
 const log = (line: string): void => console.error(line);
 console.log(setupText(env));
-const runsHttp = wanted.some((n) => /^s\d$/.test(n));
+const runsHttp = wanted.some((n) => /^s[1-6]$/.test(n));
 if (runsHttp) results.setup = env;
 
 let failures = 0;
@@ -157,6 +161,18 @@ async function runOne(name: Name): Promise<void> {
       const r = await runConsoleBench({ quick, log });
       console.log('\n' + consoleTable(r));
       results.console = r;
+      break;
+    }
+    case 'isolation': {
+      const r = await runIsolation({ quick, log });
+      console.log('\n' + isolationTable(r));
+      results.isolation = r;
+      break;
+    }
+    case 's7': {
+      const r = await runS7({ quick, log });
+      console.log('\n' + s7Table(r));
+      results.s7 = r;
       break;
     }
   }

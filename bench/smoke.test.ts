@@ -1,4 +1,4 @@
-// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick` (a second or so per
+// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick`, then `isolation s7 --quick` (a second or so per
 // target) writing to a temporary results file. No assertion on speed: only that every
 // scenario produced its rows, skipped peers say why in the printed tables, and the JSON was
 // written.
@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import t from 'tap';
 
 const RUNNER = new URL('./run.js', import.meta.url).pathname;
+
+// Both runs together take longer than the suite's per-file timeout on 2 shared cores.
+t.setTimeout(400_000);
 
 interface Row {
   target: string;
@@ -85,4 +88,55 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
   t.match(out, /\*\*S6: /, 'S6 table printed');
   t.match(out, /results written to /);
+});
+
+t.test('npm run bench -- isolation s7 --quick: every row measured or skipped with a reason', { timeout: 180_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'results.json');
+  const child = spawn(process.execPath, [RUNNER, 'isolation', 's7', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.comment(out);
+  if (code !== 0) t.comment(err.slice(-4000));
+  t.equal(code, 0, 'runner exited 0');
+  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { rows?: Record<string, unknown>[]; error?: string }>;
+
+  t.notOk(results.isolation?.error, 'isolation did not fail');
+  const iso = (results.isolation?.rows ?? []) as { workers: number; viewer: boolean; latencyMs: { count: number }; refreshes: number; addedP99Ms: number | null }[];
+  t.same(
+    iso.map((r) => [r.workers, r.viewer]),
+    [
+      [1, false],
+      [1, true],
+      [0, false],
+      [0, true],
+    ],
+    'isolation: rpc.workers 1 and 0, each without and with the viewer',
+  );
+  for (const r of iso) {
+    t.ok(r.latencyMs.count > 0, `isolation workers ${r.workers} viewer ${r.viewer}: measured`);
+    if (r.viewer) {
+      t.ok(r.refreshes > 0, `isolation workers ${r.workers}: the viewer's analytics refreshes answered`);
+      t.type(r.addedP99Ms, 'number', 'added p99 over the run without the viewer');
+    }
+  }
+  t.match(out, /\*\*Isolation: /, 'isolation table printed');
+
+  t.notOk(results.s7?.error, 's7 did not fail');
+  const s7 = (results.s7?.rows ?? []) as { target: string; skipped: string | null; throughput: number; cpuPer1k: number | null }[];
+  t.same(
+    s7.map((r) => r.target),
+    ['jumpgate, rpc.workers 1', 'jumpgate, rpc.workers 2', 'nginx, worker_processes 1', 'nginx, worker_processes 2'],
+    's7: both gateways and both nginx rows (run or skipped)',
+  );
+  for (const r of s7) {
+    if (r.skipped !== null) t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `s7: skipped ${r.target} is noted (${r.skipped})`);
+    else t.ok(r.throughput > 0 && r.cpuPer1k !== null && r.cpuPer1k > 0, `s7 ${r.target}: req/s and CPU measured`);
+  }
+  t.ok(s7.slice(0, 2).every((r) => r.skipped === null), 's7: the jumpgate rows always run');
+  t.match(out, /\*\*S7: /, 'S7 table printed');
 });

@@ -7,8 +7,10 @@ import type { ConsoleBenchResult } from './console.js';
 import { floorTable, type FloorResult } from './floor.js';
 import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
+import { isolationTable, type IsolationResult } from './isolation.js';
 import { peerVersion } from './peers.js';
 import { ONE_NODE, type WsScenarioResult } from './s6-ws.js';
+import { s7Table, type S7Result } from './s7.js';
 
 export interface Setup {
   date: string;
@@ -181,7 +183,7 @@ export function consoleTable(r: ConsoleBenchResult): string {
   return out.join('\n');
 }
 
-/** The README block: setup, then each S1–S6 table, the floor and the console present in `results`. */
+/** The README block: setup, then each S1–S7 table, the floor, the console and isolation present in `results`. */
 export function readmeTables(results: Record<string, unknown>): string {
   const parts: string[] = [];
   const s = results.setup as Setup | undefined;
@@ -196,5 +198,9 @@ export function readmeTables(results: Record<string, unknown>): string {
   if (floor?.rows !== undefined) parts.push(floorTable(floor));
   const consolePages = results.console as ConsoleBenchResult | undefined;
   if (consolePages?.pages !== undefined) parts.push(consoleTable(consolePages));
+  const s7 = results.s7 as S7Result | undefined;
+  if (s7?.rows !== undefined) parts.push(s7Table(s7));
+  const isolation = results.isolation as IsolationResult | undefined;
+  if (isolation?.rows !== undefined) parts.push(isolationTable(isolation));
   return parts.join('\n\n');
 }
