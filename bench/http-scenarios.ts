@@ -6,7 +6,7 @@
 //   S1  getSlot, closed loop, 50 connections
 //   S2  getSlot, open loop at a rate every target sustains: latency added over direct
 //   S3  getSlot with key affinity over 10,000 keys (peers hash the key header consistently)
-//   S4  a batch of 100 getBalance calls: jumpgate's default (split) and node mode
+//   S4  a batch of 100 getBalance calls: jumpgate's default (whole), node mode, and split in two
 //   S5  getMultipleAccounts answered with ~100 KB
 
 import { createHash } from 'node:crypto';
@@ -170,11 +170,11 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       peerAffinity: false,
       variants: [
         { name: 'jumpgate, node mode', args: ['--affinity', 'node'] },
-        { name: 'jumpgate, upstreamBatch 100', args: [], config: 'routing: { upstreamBatch: 100 }' },
+        { name: 'jumpgate, upstreamBatch 50', args: [], config: 'routing: { upstreamBatch: 50 }' },
       ],
       notes: [
-        'jumpgate splits a batch into sub-batches of routing.upstreamBatch (50) over the nodes; node mode (X-Service-Affinity: node) sends it whole to one node; the peers always pass it whole',
-        'jumpgate, upstreamBatch 100: default mode with routing.upstreamBatch reloaded to 100 for the row, so the batch goes unsplit: the default path without the second upstream exchange',
+        'jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client\'s ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole',
+        'jumpgate, upstreamBatch 50: default mode with routing.upstreamBatch reloaded to 50 for the row, so the batch is split in two sub-batches spread over the nodes: what the split costs',
       ],
     },
     s5: {
