@@ -8,6 +8,8 @@ import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type 
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
+import { COPY_LIMIT } from '../upstream/http1/connection.js';
+import { Http1Pool } from '../upstream/http1/pool.js';
 import { bookUsage, type BookedRequest } from '../usage/booking.js';
 import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
 import { MODE_DEFAULT } from './headers.js';
@@ -37,6 +39,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   body: Buffer | null = null;
   received = 0;
   single: UpstreamCall | null = null;
+  /** The call that took the request body itself upstream (a single call, a batch sent whole), if any. */
+  carrier: UpstreamCall | null = null;
   notification = false;
   plan: BatchPlan | null = null;
   /** Forwarded elements of a batch whose ids are rewritten; null when they are kept (plan.idsKept). */
@@ -89,6 +93,17 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     } else this.route(off.analyzeInline(body, this.rt.maxBatch));
   }
 
+  /**
+   * Whether the body's bytes may be reused once the request is answered: no call took the body
+   * itself upstream, or the one that did was answered over the pipelined client, which copies
+   * bodies of up to COPY_LIMIT bytes when it writes them (undici keeps a reference until its
+   * write completes, so a body it carried is left to the GC).
+   */
+  bodyReusable(): boolean {
+    const c = this.carrier;
+    return c === null || (c.node !== null && c.body.length <= COPY_LIMIT && c.node.client instanceof Http1Pool);
+  }
+
   /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
   abort(): void {
     this.aborted = true;
@@ -121,7 +136,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     spec.timeoutMs = timeoutFor(rt, a.method);
     spec.from = 0;
     spec.to = 0;
-    this.single = new UpstreamCall(this, rt.router, spec);
+    this.single = this.carrier = new UpstreamCall(this, rt.router, spec);
     spec.body = NO_BODY;
     this.single.start();
   }
@@ -173,6 +188,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
       spec.from = from;
       spec.to = to;
       const call = new UpstreamCall(this, rt.router, spec);
+      if (spec.body === body) this.carrier = call;
       if (calls === null) {
         spec.body = NO_BODY;
         return call.start();

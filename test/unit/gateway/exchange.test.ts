@@ -305,3 +305,22 @@ t.test('duplicate ids, notifications and invalid elements keep the position path
     t.equal(sent[0]!.id, 0, `positions upstream for ${text}`);
   }
 });
+
+t.test('bodyReusable: only when no call took the body itself, or the pipelined client (which copies it) did', async (t) => {
+  const s = setup({ routing: { upstreamBatch: 2 } });
+  const single = send(s, '{"jsonrpc":"2.0","id":1,"method":"getSlot"}');
+  await answerOf(single.responder);
+  t.equal(single.ex.bodyReusable(), false, 'a single call carried the body over a client that may keep it (not the pipelined one)');
+  const whole = send(s, batch(['getSlot', 'getBalance']), MODE_NODE);
+  await answerOf(whole.responder);
+  t.equal(whole.ex.bodyReusable(), false, 'a batch sent whole carried it too');
+  const split = send(s, batch(['getSlot', 'getBalance', 'getHealth']));
+  await answerOf(split.responder);
+  t.equal(split.ex.bodyReusable(), true, 'sub-batches are copies of ranges of it');
+  const positions = send(s, '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":1,"method":"getSlot"}]', MODE_NODE);
+  await answerOf(positions.responder);
+  t.equal(positions.ex.bodyReusable(), true, 'a batch rebuilt with positions');
+  const unreadable = send(s, '{"jsonrpc"');
+  await answerOf(unreadable.responder);
+  t.equal(unreadable.ex.bodyReusable(), true, 'no call made');
+});
