@@ -6,7 +6,7 @@
 //   S1  getSlot, closed loop, 50 connections
 //   S2  getSlot, open loop at a rate every target sustains: latency added over direct
 //   S3  getSlot with key affinity over 10,000 keys (peers hash the key header consistently)
-//   S4  a batch of 100 getBalance calls: jumpgate's default (split) and node mode
+//   S4  a batch of 100 getBalance calls: jumpgate's default (whole), node mode, and split in two
 //   S5  getMultipleAccounts answered with ~100 KB
 
 import { createHash } from 'node:crypto';
@@ -90,6 +90,11 @@ export interface HttpScenarioResult {
 
 export interface HttpRunOptions {
   quick: boolean;
+  /**
+   * Another build's gateway entry point (`--baseline DIR`): its rows ("baseline", "baseline,
+   * node mode", …) are measured beside this build's, alternating, in the same run.
+   */
+  baselineCli?: string;
   /** S2's rate; default 10,000 req/s (quick: 2,000). */
   s2Rate?: number;
   log?: (line: string) => void;
@@ -97,6 +102,8 @@ export interface HttpRunOptions {
 
 interface Target {
   name: string;
+  /** A jumpgate process (warmed up before round 1). */
+  gateway: boolean;
   url: string;
   args: string[];
   proc: Proc;
@@ -163,11 +170,11 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       peerAffinity: false,
       variants: [
         { name: 'jumpgate, node mode', args: ['--affinity', 'node'] },
-        { name: 'jumpgate, upstreamBatch 100', args: [], config: 'routing: { upstreamBatch: 100 }' },
+        { name: 'jumpgate, upstreamBatch 50', args: [], config: 'routing: { upstreamBatch: 50 }' },
       ],
       notes: [
-        'jumpgate splits a batch into sub-batches of routing.upstreamBatch (50) over the nodes; node mode (X-Service-Affinity: node) sends it whole to one node; the peers always pass it whole',
-        'jumpgate, upstreamBatch 100: default mode with routing.upstreamBatch reloaded to 100 for the row, so the batch goes unsplit: the default path without the second upstream exchange',
+        'jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client\'s ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole',
+        'jumpgate, upstreamBatch 50: default mode with routing.upstreamBatch reloaded to 50 for the row, so the batch is split in two sub-batches spread over the nodes: what the split costs',
       ],
     },
     s5: {
@@ -222,8 +229,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
   try {
     // The gateway and the peers start side by side; a peer that cannot run becomes a row saying why.
     const nodes = sims.map((s, i) => ({ id: `node-${i}`, url: s.url }));
-    const [gwSettled, ...peerSettled] = await Promise.allSettled([
+    const builds: { prefix: string; cli: string | undefined }[] = [{ prefix: 'jumpgate', cli: undefined }];
+    if (o.baselineCli !== undefined) builds.push({ prefix: 'baseline', cli: o.baselineCli });
+    const [gwSettled, baseSettled, ...peerSettled] = await Promise.allSettled([
       startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA),
+      o.baselineCli === undefined ? Promise.resolve(null) : startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA, [], o.baselineCli),
       ...PEERS.map(async (name): Promise<Peer | string> => {
         const missing = await peerMissing(name);
         if (missing !== null) return missing;
@@ -239,35 +249,42 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
       }),
     ]);
     for (const p of peerSettled) if (p.status === 'fulfilled' && typeof p.value !== 'string') stops.unshift((p.value as Peer).stop);
+    for (const g of [gwSettled, baseSettled]) if (g.status === 'fulfilled' && g.value !== null) stops.unshift(g.value.stop);
     if (gwSettled.status === 'rejected') throw gwSettled.reason;
-    const gw = gwSettled.value as GatewayProc;
-    stops.unshift(() => gw.stop());
+    if (baseSettled.status === 'rejected') throw baseSettled.reason;
+    const gws = [gwSettled.value, baseSettled.value].filter((g): g is GatewayProc => g !== null);
     // The generator itself spreads requests round-robin over both nodes, as the proxies do.
-    targets.push({ name: 'direct to nodes', url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [], reload: null });
-    targets.push({ name: 'jumpgate', url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload: null });
-    for (const v of def.variants) {
-      const config = v.config;
-      const reload =
-        config === undefined
-          ? null
-          : {
-              on: async () => {
-                const line = await gw.reconfigure(`${GATEWAY_EXTRA}\n${config}`);
-                // The row means nothing unless the setting took effect: the reload names what changed.
-                const path = config.slice(0, config.indexOf(':')).trim();
-                if (!line.includes(`"${path}.`)) throw new Error(`reload for "${v.name}" did not change ${path}: ${line}`);
-              },
-              off: async () => {
-                await gw.reconfigure(GATEWAY_EXTRA);
-              },
-            };
-      targets.push({ name: v.name, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload });
-    }
+    targets.push({ name: 'direct to nodes', gateway: false, url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [], reload: null });
+    builds.forEach(({ prefix }, b) => {
+      const gw = gws[b]!;
+      targets.push({ name: prefix, gateway: true, url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload: null });
+      for (const v of def.variants) {
+        const config = v.config;
+        const name = v.name.replace(/^jumpgate/, prefix);
+        const reload =
+          config === undefined
+            ? null
+            : {
+                on: async () => {
+                  const line = await gw.reconfigure(`${GATEWAY_EXTRA}\n${config}`);
+                  // The row means nothing unless the setting took effect: the reload names what changed.
+                  // A baseline build may already have the row's setting as its default.
+                  const path = config.slice(0, config.indexOf(':')).trim();
+                  const unchanged = prefix !== 'jumpgate' && line.includes('nothing changed');
+                  if (!line.includes(`"${path}.`) && !unchanged) throw new Error(`reload for "${name}" did not change ${path}: ${line}`);
+                },
+                off: async () => {
+                  await gw.reconfigure(GATEWAY_EXTRA);
+                },
+              };
+        targets.push({ name, gateway: true, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload });
+      }
+    });
     PEERS.forEach((name, i) => {
       const p = peerSettled[i]!;
       const peer = p.status === 'fulfilled' ? p.value : `failed to start: ${String(p.reason)}`;
       if (typeof peer === 'string') rows.set(name, skippedRow(name, peer));
-      else targets.push({ name, url: peer.url, args: [], proc: peer, process: 'proxy', notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], reload: null });
+      else targets.push({ name, gateway: false, url: peer.url, args: [], proc: peer, process: 'proxy', notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], reload: null });
     });
     const order = [...targets.map((t) => t.name).filter((n) => !(PEERS as string[]).includes(n)), ...PEERS];
     const results = new Map<string, HttpLoadResult[]>(targets.map((t) => [t.name, []]));
@@ -278,7 +295,7 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     if (!o.quick) {
       const warmed = new Set<Proc>();
       for (const t of targets) {
-        if (!t.name.startsWith('jumpgate') || warmed.has(t.proc)) continue;
+        if (!t.gateway || warmed.has(t.proc)) continue;
         warmed.add(t.proc);
         await generate(['--url', t.url, ...def.args, ...t.args, '--duration', '2s', '--warmup', '0s']);
       }

@@ -163,11 +163,12 @@ export interface GatewayProc extends Proc {
   reconfigure(extra: string): Promise<string>;
 }
 
-export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = '', args: string[] = []): Promise<GatewayProc> {
+/** `args`: extra CLI flags (e.g. `--workers 2`); `cli`: the gateway's entry point, another build's (`--baseline`) to measure two builds side by side. */
+export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = '', args: string[] = [], cli = CLI): Promise<GatewayProc> {
   const port = await freePort();
   const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
   writeFileSync(file, gatewayYaml(port, nodes, token, extra));
-  const child = spawn(process.execPath, [CLI, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   // Log lines are read as they come (a full pipe would stall the gateway).
   let lines = '';
   const onLog = (d: Buffer): void => {

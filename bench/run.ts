@@ -45,6 +45,7 @@ const { values, positionals } = parseArgs({
     results: { type: 'string' },
     readme: { type: 'boolean' },
     's2-rate': { type: 'string' },
+    baseline: { type: 'string' },
     'ws-clients': { type: 'string' },
   },
 });
@@ -55,6 +56,8 @@ for (const p of positionals) {
   }
 }
 const quick = values.quick === true;
+// `--baseline DIR`: a built checkout of another revision, measured beside this one (S1-S5).
+const baselineCli = values.baseline === undefined ? undefined : resolve(values.baseline, 'dist/src/cli/main.js');
 const file = resolve(
   values.results ?? process.env.JUMPGATE_BENCH_RESULTS ?? new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url).pathname,
 );
@@ -104,7 +107,7 @@ async function runOne(name: Name): Promise<void> {
     case 's3':
     case 's4':
     case 's5': {
-      const r = await runHttpScenario(name as HttpScenarioId, { quick, s2Rate, log });
+      const r = await runHttpScenario(name as HttpScenarioId, { quick, s2Rate, log, baselineCli });
       if (name === 's1' && s2Rate === undefined) {
         // S2 runs at a rate every target sustains: at most half the slowest target's S1 rate.
         const slowest = Math.min(...r.targets.filter((x) => x.skipped === null).map((x) => x.throughput));

@@ -59,7 +59,7 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   }
   t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null), 's4 has the node-mode row');
   // The runner checks the gateway's reload log names routing.upstreamBatch, or fails s4.
-  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 100' && r.skipped === null && r.throughput! > 0), 's4 has the unsplit row');
+  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 50' && r.skipped === null && r.throughput! > 0), 's4 has the split row');
   const floor = results.floor as unknown as { rows?: { target: string; skipped: string | null; cpuUsPerRequest: number | null }[]; error?: string };
   t.notOk(floor?.error, 'floor did not fail');
   const floorRows = floor?.rows ?? [];

@@ -34,7 +34,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   limits: { maxBodyBytes: 1048576, maxBatch: 1000, upstreamTimeoutMs: 30000, methodTimeoutMs: {} },
   upstream: { client: 'pipelined', connections: 64, pipelining: 4, pipelineStallMs: 5 },
   routing: {
-    upstreamBatch: 50,
+    upstreamBatch: 100,
     maxAttempts: 3,
     autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'sendTransaction', 'simulateTransaction'],
     noRetryMethods: [],

@@ -5,9 +5,11 @@
 
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
-import { buildSubBatch, forwardable, type SubOutcome } from '../rpc/batch.js';
+import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
+import { COPY_LIMIT } from '../upstream/http1/connection.js';
+import { Http1Pool } from '../upstream/http1/pool.js';
 import { bookUsage, type BookedRequest } from '../usage/booking.js';
 import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
 import { MODE_DEFAULT } from './headers.js';
@@ -22,14 +24,26 @@ const NO_BODY = Buffer.alloc(0);
 /** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
 const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
 
+/** Whether the comma-separated `list` names node `id` (no array per sub-batch answer). */
+function listsNode(list: string, id: string): boolean {
+  for (let at = list.indexOf(id); at >= 0; at = list.indexOf(id, at + 1)) {
+    const end = at + id.length;
+    if ((at === 0 || list.charCodeAt(at - 1) === 0x2c) && (end === list.length || list.charCodeAt(end) === 0x2c)) return true;
+  }
+  return false;
+}
+
 export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
   received = 0;
   single: UpstreamCall | null = null;
+  /** The call that took the request body itself upstream (a single call, a batch sent whole), if any. */
+  carrier: UpstreamCall | null = null;
   notification = false;
   plan: BatchPlan | null = null;
+  /** Forwarded elements of a batch whose ids are rewritten; null when they are kept (plan.idsKept). */
   order: Int32Array | null = null;
   outcomes: SubOutcome[] | null = null;
   pending = 0;
@@ -79,6 +93,17 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     } else this.route(off.analyzeInline(body, this.rt.maxBatch));
   }
 
+  /**
+   * Whether the body's bytes may be reused once the request is answered: no call took the body
+   * itself upstream, or the one that did was answered over the pipelined client, which copies
+   * bodies of up to COPY_LIMIT bytes when it writes them (undici keeps a reference until its
+   * write completes, so a body it carried is left to the GC).
+   */
+  bodyReusable(): boolean {
+    const c = this.carrier;
+    return c === null || (c.node !== null && c.body.length <= COPY_LIMIT && c.node.client instanceof Http1Pool);
+  }
+
   /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
   abort(): void {
     this.aborted = true;
@@ -111,7 +136,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     spec.timeoutMs = timeoutFor(rt, a.method);
     spec.from = 0;
     spec.to = 0;
-    this.single = new UpstreamCall(this, rt.router, spec);
+    this.single = this.carrier = new UpstreamCall(this, rt.router, spec);
     spec.body = NO_BODY;
     this.single.start();
   }
@@ -125,44 +150,59 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
 
   private startBatch(plan: BatchPlan): void {
     const rt = this.rt;
-    const order = forwardable(plan);
+    const body = this.body!;
+    // Ids kept: the client's bytes go upstream as they are (rpc/batch.ts); else positions.
+    const order = plan.idsKept ? null : forwardable(plan);
+    const n = order === null ? plan.count : order.length;
     this.plan = plan;
     this.order = order;
     this.outcomes = [];
-    if (order.length === 0) return this.finishBatch();
+    if (n === 0) return this.finishBatch();
     // Default routing spreads sub-batches over nodes; key and node affinity keep the body whole.
-    const size = this.whole ? order.length : rt.upstreamBatch;
-    const calls: UpstreamCall[] = [];
-    for (let from = 0; from < order.length; from += size) {
-      const to = Math.min(from + size, order.length);
+    const size = this.whole ? n : rt.upstreamBatch;
+    this.pending = Math.ceil(n / size);
+    const calls: UpstreamCall[] | null = this.pending > 1 ? [] : null;
+    for (let from = 0; from < n; from += size) {
+      const to = Math.min(from + size, n);
       let timeout = 0;
       let safe = true;
       let answered = false;
+      let last = '';
       for (let k = from; k < to; k++) {
-        const m = plan.methods[order[k]!]!;
-        timeout = Math.max(timeout, timeoutFor(rt, m));
-        if (rt.noRetry.has(m)) safe = false;
-        if (plan.kinds[order[k]!] === KIND_REQUEST) answered = true;
+        const i = order === null ? k : order[k]!;
+        const m = plan.methods[i]!;
+        // Batches mostly repeat one method: look each up once per run.
+        if (m !== last) {
+          last = m;
+          timeout = Math.max(timeout, timeoutFor(rt, m));
+          if (rt.noRetry.has(m)) safe = false;
+        }
+        if (plan.kinds[i] === KIND_REQUEST) answered = true;
       }
-      spec.body = buildSubBatch(this.body!, plan, order, from, to);
-      spec.method = plan.methods[order[from]!]!;
+      spec.body = order !== null ? buildSubBatch(body, plan, order, from, to) : to - from === n ? body : sliceSubBatch(body, plan, from, to);
+      spec.method = plan.methods[order === null ? from : order[from]!]!;
       spec.retrySafe = safe;
       spec.expectsAnswer = answered;
       spec.slot = this.slot;
       spec.timeoutMs = timeout;
       spec.from = from;
       spec.to = to;
-      calls.push(new UpstreamCall(this, rt.router, spec));
+      const call = new UpstreamCall(this, rt.router, spec);
+      if (spec.body === body) this.carrier = call;
+      if (calls === null) {
+        spec.body = NO_BODY;
+        return call.start();
+      }
+      calls.push(call);
     }
     spec.body = NO_BODY;
-    this.pending = calls.length;
-    for (let i = 0; i < calls.length; i++) calls[i]!.start();
+    for (let i = 0; i < calls!.length; i++) calls![i]!.start();
   }
 
   onCallDone(call: UpstreamCall): void {
     if (this.plan === null) return this.finishSingle(call);
     this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: this.errorData(call) });
-    if (call.node !== null && !this.nodeIds.split(',').includes(call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
+    if (call.node !== null && !listsNode(this.nodeIds, call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
     if (--this.pending === 0) this.finishBatch();
   }
 
@@ -187,16 +227,16 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     let bytes = 0;
     for (const o of outcomes) if (o.response !== null) bytes += o.response.length;
     if (off.offloadMerge(bytes)) {
-      off.assemble(this.body!, this.plan!, this.order!, outcomes).then(
+      off.assemble(this.body!, this.plan!, this.order, outcomes).then(
         (r) => this.sendBatch(r.merged, r.answered),
         (err: Error) => {
           this.rt.log.error({ err }, 'worker merge failed');
-          const r = off.assembleInline(this.body!, this.plan!, this.order!, outcomes);
+          const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
           this.sendBatch(r.merged, r.answered);
         },
       );
     } else {
-      const r = off.assembleInline(this.body!, this.plan!, this.order!, outcomes);
+      const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
       this.sendBatch(r.merged, r.answered);
     }
   }

@@ -5,17 +5,12 @@
 
 import { Piscina } from 'piscina';
 import { analyze, type Analysis, type BatchPlan } from '../rpc/analyze.js';
-import { assembleBatch, type SubOutcome } from '../rpc/batch.js';
+import { assembleBatch, type Assembled, type SubOutcome } from '../rpc/batch.js';
 
 export interface OffloadOptions {
   threads: number;
   parseThresholdBytes: number;
   mergeThresholdBytes: number;
-}
-
-export interface Assembled {
-  merged: Buffer | null;
-  answered: boolean;
 }
 
 const WORKER_URL = new URL('../../workers/rpc.js', import.meta.url);
@@ -77,13 +72,16 @@ export class Offload {
     return this.pool!.run({ body, maxBatch }, { name: 'analyzeTask' }) as Promise<Analysis>;
   }
 
-  assembleInline(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): Assembled {
+  /** `order` is null for a batch forwarded with its ids kept (see rpc/batch.ts). */
+  assembleInline(body: Buffer, plan: BatchPlan, order: Int32Array | null, outcomes: readonly SubOutcome[]): Assembled {
     return assembleBatch(body, plan, order, outcomes);
   }
 
-  async assemble(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): Promise<Assembled> {
-    const r = (await this.pool!.run({ body, plan, order, outcomes }, { name: 'assembleTask' })) as Uint8Array | { merged: Uint8Array | null; answered: boolean };
+  async assemble(body: Buffer, plan: BatchPlan, order: Int32Array | null, outcomes: readonly SubOutcome[]): Promise<Assembled> {
+    const r = (await this.pool!.run({ body, plan, order, outcomes }, { name: 'assembleTask' })) as Uint8Array | { merged: Uint8Array | null; answered: boolean } | { asAnswered: number };
     if (r instanceof Uint8Array) return { merged: asBuffer(r), answered: true };
+    // The node's own answer is the client's: the worker only checked it, its bytes stay here.
+    if ('asAnswered' in r) return { merged: outcomes[r.asAnswered]!.response, answered: true };
     return { merged: r.merged === null ? null : asBuffer(r.merged), answered: r.answered };
   }
 

@@ -1,11 +1,14 @@
 // Validates a request body (README "Public interface") and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
 // One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
-// workers/ for large ones.
+// workers/ for large ones. The plan also carries what the rest of the request needs per
+// call (kind and method: limits, timeouts, usage) and whether the batch can go to the nodes
+// with the client's own ids (ids.ts).
 
 import { RpcErrors, rpcErrorBody } from '../errors.js';
-import { BACKSLASH, LBRACE, LBRACKET, QUOTE } from './bytes.js';
-import { M_ID, M_JSONRPC, M_METHOD, M_PARAMS, RequestLayout, scanRequest } from './validate.js';
+import { Byte } from './bytes.js';
+import { echoedId, IdTable } from './ids.js';
+import { CallFlag, Member, RequestLayout, scanRequest } from './validate.js';
 
 
 export const KIND_REQUEST = 0;
@@ -21,6 +24,11 @@ export interface BatchPlan {
   /** Id of element i spans [idSpans[2i], idSpans[2i+1]); -1 when absent or unreadable. */
   idSpans: Int32Array;
   methods: string[];
+  /**
+   * Every element is a request whose id a node echoes byte for byte, no two ids alike, no
+   * member repeated: the batch is forwarded with the client's ids (ids.ts).
+   */
+  idsKept: boolean;
 }
 
 export const A_SINGLE = 0;
@@ -47,32 +55,32 @@ const layout = new RequestLayout();
 
 /** Whether call c of the scanned body is a valid JSON-RPC 2.0 call (README "Public interface"). */
 function isValidCall(body: Buffer, c: number): boolean {
-  if (body[layout.spans[2 * c]!] !== LBRACE) return false;
+  if (body[layout.spans[2 * c]!] !== Byte.LBRACE) return false;
   const m = layout.members;
   const base = 8 * c;
-  if (!isV2(body, m[base + 2 * M_JSONRPC]!, m[base + 2 * M_JSONRPC + 1]!)) return false;
-  const ms = m[base + 2 * M_METHOD]!;
-  if (ms < 0 || body[ms] !== QUOTE) return false;
-  if (m[base + 2 * M_ID]! >= 0 && !hasValidId(body, c)) return false;
-  const ps = m[base + 2 * M_PARAMS]!;
-  return ps < 0 || body[ps] === LBRACE || body[ps] === LBRACKET;
+  if (!isV2(body, m[base + 2 * Member.JSONRPC]!, m[base + 2 * Member.JSONRPC + 1]!)) return false;
+  const ms = m[base + 2 * Member.METHOD]!;
+  if (ms < 0 || body[ms] !== Byte.QUOTE) return false;
+  if (m[base + 2 * Member.ID]! >= 0 && !hasValidId(body, c)) return false;
+  const ps = m[base + 2 * Member.PARAMS]!;
+  return ps < 0 || body[ps] === Byte.LBRACE || body[ps] === Byte.LBRACKET;
 }
 
 /** The jsonrpc member's value is the string "2.0" (raw bytes; escapes decoded when present). */
 function isV2(body: Buffer, s: number, e: number): boolean {
-  if (s < 0 || body[s] !== QUOTE) return false;
+  if (s < 0 || body[s] !== Byte.QUOTE) return false;
   if (e - s === 5 && body[s + 1] === 0x32 && body[s + 2] === 0x2e && body[s + 3] === 0x30) return true;
   // Only an escaped spelling ("2\u002e0") can still be "2.0"; indexOf is -1 when no backslash follows at all.
-  const bs = body.indexOf(BACKSLASH, s);
+  const bs = body.indexOf(Byte.BACKSLASH, s);
   return bs >= 0 && bs < e && JSON.parse(body.toString('utf8', s, e)) === '2.0';
 }
 
 /** The id member is present and a string, number or null. */
 function hasValidId(body: Buffer, c: number): boolean {
-  const s = layout.members[8 * c + 2 * M_ID]!;
+  const s = layout.members[8 * c + 2 * Member.ID]!;
   if (s < 0) return false;
   const b = body[s]!;
-  return b === QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
+  return b === Byte.QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
 }
 
 // Method names are interned: a known name comes back as the same string object without
@@ -83,9 +91,9 @@ const internedBytes: Buffer[] = [];
 const internedNames: string[] = [];
 
 function methodOf(body: Buffer, c: number): string {
-  const s = layout.members[8 * c + 2 * M_METHOD]! + 1;
-  const e = layout.members[8 * c + 2 * M_METHOD + 1]! - 1;
-  if (layout.escaped[c] === 1) return JSON.parse(body.toString('utf8', s - 1, e + 1)) as string;
+  const s = layout.members[8 * c + 2 * Member.METHOD]! + 1;
+  const e = layout.members[8 * c + 2 * Member.METHOD + 1]! - 1;
+  if ((layout.flags[c]! & CallFlag.METHOD_ESCAPED) !== 0) return JSON.parse(body.toString('utf8', s - 1, e + 1)) as string;
   const n = e - s;
   for (let k = 0; k < internedBytes.length; k++) {
     const known = internedBytes[k]!;
@@ -106,43 +114,70 @@ export function analyze(body: Buffer, maxBatch: number): Analysis {
   if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
   if (layout.batch) return analyzeBatch(body, maxBatch);
   if (!isValidCall(body, 0)) {
-    const id = body[layout.spans[0]!] === LBRACE && hasValidId(body, 0) ? idText(body, 0) : null;
+    const id = body[layout.spans[0]!] === Byte.LBRACE && hasValidId(body, 0) ? idText(body, 0) : null;
     return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, id));
   }
-  return analysis(A_SINGLE, methodOf(body, 0), layout.members[2 * M_ID]! < 0, null, '');
+  return analysis(A_SINGLE, methodOf(body, 0), layout.members[2 * Member.ID]! < 0, null, '');
 }
 
 function idText(body: Buffer, c: number): string {
-  return body.toString('utf8', layout.members[8 * c + 2 * M_ID]!, layout.members[8 * c + 2 * M_ID + 1]!);
+  return body.toString('utf8', layout.members[8 * c + 2 * Member.ID]!, layout.members[8 * c + 2 * Member.ID + 1]!);
 }
+
+const ids = new IdTable();
 
 function analyzeBatch(body: Buffer, maxBatch: number): Analysis {
   const count = layout.count;
   if (count === 0) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, null));
   if (count > maxBatch) return analysis(A_BATCH_TOO_LARGE, '', false, null, '');
-  const plan: BatchPlan = {
-    count,
-    kinds: new Uint8Array(count),
-    spans: layout.spans.slice(0, 2 * count),
-    idSpans: new Int32Array(count * 2).fill(-1),
-    methods: new Array<string>(count),
-  };
+  const kinds = new Uint8Array(count);
+  const idSpans = new Int32Array(count * 2);
+  const methods = new Array<string>(count);
   const m = layout.members;
+  const flags = layout.flags;
+  // Ids kept upstream need all ids echoed as they are and distinct; rising integers (the
+  // usual 1..n) are distinct without the table.
+  let kept = true;
+  let rising = true;
+  let last = -Infinity;
+  let named = -1; // the call whose method name `name` is
+  let name = '';
   for (let i = 0; i < count; i++) {
-    const hasId = m[8 * i + 2 * M_ID]! >= 0;
-    if (hasValidId(body, i) && body[plan.spans[2 * i]!] === LBRACE) {
-      plan.idSpans[2 * i] = m[8 * i + 2 * M_ID]!;
-      plan.idSpans[2 * i + 1] = m[8 * i + 2 * M_ID + 1]!;
+    const idS = m[8 * i + 2 * Member.ID]!;
+    const idE = m[8 * i + 2 * Member.ID + 1]!;
+    const object = body[layout.spans[2 * i]!] === Byte.LBRACE;
+    if (object && hasValidId(body, i)) {
+      idSpans[2 * i] = idS;
+      idSpans[2 * i + 1] = idE;
+    } else idSpans[2 * i] = idSpans[2 * i + 1] = -1;
+    if (!isValidCall(body, i)) {
+      kinds[i] = KIND_INVALID;
+      methods[i] = '';
+      kept = false;
+      continue;
     }
-    if (isValidCall(body, i)) {
-      plan.kinds[i] = hasId ? KIND_REQUEST : KIND_NOTIFICATION;
-      plan.methods[i] = methodOf(body, i);
-    } else {
-      plan.kinds[i] = KIND_INVALID;
-      plan.methods[i] = '';
-    }
+    kinds[i] = idS >= 0 ? KIND_REQUEST : KIND_NOTIFICATION;
+    // A method written like the previous call's is the same name: no decoding, no lookup.
+    if ((flags[i]! & CallFlag.SAME_METHOD) === 0 || named !== i - 1) name = methodOf(body, i);
+    named = i;
+    methods[i] = name;
+    if (!kept) continue;
+    const v = idS < 0 || (flags[i]! & CallFlag.REPEATED) !== 0 ? NaN : echoedId(body, idS, idE);
+    if (v !== v) kept = false;
+    else if (rising && v > last) last = v;
+    else rising = false;
   }
-  return analysis(A_BATCH, '', false, plan, '');
+  if (kept && !rising) kept = distinct(body, idSpans, count);
+  return analysis(A_BATCH, '', false, { count, kinds, spans: layout.spans.slice(0, 2 * count), idSpans, methods, idsKept: kept }, '');
+}
+
+/** No two elements' ids have the same bytes. */
+function distinct(body: Buffer, idSpans: Int32Array, count: number): boolean {
+  ids.reset(body, idSpans, count);
+  let all = true;
+  for (let i = 0; i < count && all; i++) all = ids.add(i);
+  ids.forget();
+  return all;
 }
 
 /** Raw text of element i's id, or 'null'. */

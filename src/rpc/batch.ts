@@ -1,10 +1,20 @@
-// Batch split and merge on raw bytes. Upstream, each forwarded element's id is replaced by
-// its position in the client's batch; on the way back that position finds the element's
-// slot and the client's original id bytes are spliced in. Duplicate, null and 20-digit ids
-// therefore survive, results are never re-encoded, and order follows the request.
+// Batch split and merge on raw bytes, two ways (README "Batches").
+//
+// Ids kept (plan.idsKept: every element a request with a distinct id that nodes echo as it
+// is, ids.ts): a sub-batch is the client's own bytes for a range of elements (the whole body
+// when there is one sub-batch), and an answer that lists the range's ids in order
+// (answer.ts) is used as the node wrote it; sub-batch answers are joined into one array.
+//
+// Otherwise, and for kept batches whose answers came back out of order or short: upstream,
+// each forwarded element's id is replaced by its position in the client's batch; on the way
+// back that position (or, ids kept, the id itself) finds the element's slot and the client's
+// original id bytes are spliced in. Duplicate, null and 20-digit ids therefore survive,
+// results are never re-encoded, and order follows the request.
 
 import { errorBody, Errors, RpcErrors, rpcErrorBody, type GatewayErrorSpec } from '../errors.js';
 import { KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId, type BatchPlan } from './analyze.js';
+import { answerInOrder, skipWs, trimEnd, trimStart } from './answer.js';
+import { IdTable } from './ids.js';
 import { answerElements, ID_KEY, memberSpan, parseSmallUint, trimmedSpan } from './scan.js';
 
 // Outputs are written into one buffer sized up front, never concatenated from views. Pieces
@@ -75,7 +85,20 @@ export function buildSubBatch(body: Buffer, plan: BatchPlan, order: Int32Array, 
   return out;
 }
 
+/** Upstream body for elements [from, to) of a batch with its ids kept: the client's bytes of that range. */
+export function sliceSubBatch(body: Buffer, plan: BatchPlan, from: number, to: number): Buffer {
+  const s = plan.spans[2 * from]!;
+  const e = plan.spans[2 * (to - 1) + 1]!;
+  const out = Buffer.allocUnsafe(e - s + 2);
+  out[0] = 0x5b;
+  body.copy(out, 1, s, e);
+  out[e - s + 1] = 0x5d;
+  return out;
+}
+
 const scratch = new Int32Array(2);
+/** Element spans and ids found in one answer (accept() is synchronous: one list serves all). */
+const found: number[] = [];
 const NO_ANSWER = { reason: 'node returned no answer for this call' };
 
 /** Per-element answers collected from sub-batch responses. */
@@ -85,7 +108,11 @@ export class BatchResults {
   readonly spans: Int32Array;
   readonly errors: (string | null)[];
 
-  constructor(count: number) {
+  constructor(
+    count: number,
+    /** Ids kept upstream: answers are matched by their id's bytes; null: ids are positions. */
+    private readonly byId: IdTable | null,
+  ) {
     this.bufs = new Array<Buffer | null>(count).fill(null);
     this.spans = new Int32Array(count * 4);
     this.errors = new Array<string | null>(count).fill(null);
@@ -104,23 +131,23 @@ export class BatchResults {
    * unknown id (a node that rejected the whole batch) answers every element. Returns how
    * many requests of that range are still unanswered.
    */
-  accept(resp: Buffer, plan: BatchPlan, order: Int32Array, from: number, to: number): number {
+  accept(resp: Buffer, plan: BatchPlan, order: Int32Array | null, from: number, to: number): number {
     const [s, e] = trimmedSpan(resp);
     if (resp[s] === 0x5b) {
-      const spans: number[] = [];
-      const n = answerElements(resp, s, e, spans);
-      for (let k = 0; k < n; k++) this.acceptAnswer(resp, spans[4 * k]!, spans[4 * k + 1]!, spans[4 * k + 2]!, spans[4 * k + 3]!, plan);
+      found.length = 0;
+      const n = answerElements(resp, s, e, found);
+      for (let k = 0; k < n; k++) this.acceptAnswer(resp, found[4 * k]!, found[4 * k + 1]!, found[4 * k + 2]!, found[4 * k + 3]!, plan);
     } else if (resp[s] === 0x7b) {
       if (!this.acceptElement(resp, s, e, plan) && scratch[0]! >= 0) {
         for (let k = from; k < to; k++) {
-          const i = order[k]!;
+          const i = order === null ? k : order[k]!;
           if (plan.kinds[i] === KIND_REQUEST && this.bufs[i] === null) this.take(i, resp, s, e, scratch[0]!, scratch[1]!);
         }
       }
     }
     let missing = 0;
     for (let k = from; k < to; k++) {
-      const i = order[k]!;
+      const i = order === null ? k : order[k]!;
       if (plan.kinds[i] === KIND_REQUEST && this.bufs[i] === null && this.errors[i] === null) missing++;
     }
     return missing;
@@ -132,19 +159,19 @@ export class BatchResults {
     return this.acceptAnswer(resp, s, e, scratch[0]!, scratch[1]!, plan);
   }
 
-  /** Takes the answer spanning [s, e) whose id spans [idS, idE) when that id is a position still open. */
+  /** Takes the answer spanning [s, e) whose id spans [idS, idE) when that id names an element still open. */
   private acceptAnswer(resp: Buffer, s: number, e: number, idS: number, idE: number, plan: BatchPlan): boolean {
     if (idS < 0) return false;
-    const i = parseSmallUint(resp, idS, idE);
+    const i = this.byId === null ? parseSmallUint(resp, idS, idE) : this.byId.find(resp, idS, idE);
     if (i < 0 || i >= plan.count || plan.kinds[i] !== KIND_REQUEST || this.bufs[i] !== null) return false;
     this.take(i, resp, s, e, idS, idE);
     return true;
   }
 
   /** Answers the still-unanswered requests of order[from..to) with a gateway error. */
-  fail(body: Buffer, plan: BatchPlan, order: Int32Array, from: number, to: number, err: GatewayErrorSpec, data?: Record<string, unknown>): void {
+  fail(body: Buffer, plan: BatchPlan, order: Int32Array | null, from: number, to: number, err: GatewayErrorSpec, data?: Record<string, unknown>): void {
     for (let k = from; k < to; k++) {
-      const i = order[k]!;
+      const i = order === null ? k : order[k]!;
       if (plan.kinds[i] === KIND_REQUEST && this.bufs[i] === null && this.errors[i] === null) {
         this.errors[i] = errorBody(err, rawId(body, plan, i), data);
       }
@@ -215,9 +242,28 @@ export interface SubOutcome {
 }
 
 
-/** Merges every sub-batch outcome into the client's answer (see mergeBatch). */
-export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array, outcomes: readonly SubOutcome[]): { merged: Buffer | null; answered: boolean } {
-  const results = new BatchResults(plan.count);
+export interface Assembled {
+  /** The client's answer; null when there is nothing to answer (notifications only). */
+  merged: Buffer | null;
+  /** At least one element got a node's answer. */
+  answered: boolean;
+}
+
+const keptIds = new IdTable();
+
+/**
+ * Merges every sub-batch outcome into the client's answer (see mergeBatch). `order` lists
+ * the forwarded elements; null when the batch went with its ids kept (every element, in
+ * order).
+ */
+export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array | null, outcomes: readonly SubOutcome[]): Assembled {
+  if (order === null) {
+    const joined = joinInOrder(body, plan, outcomes);
+    if (joined !== null) return { merged: joined, answered: true };
+    keptIds.reset(body, plan.idSpans, plan.count);
+    for (let i = 0; i < plan.count; i++) keptIds.add(i);
+  }
+  const results = new BatchResults(plan.count, order === null ? keptIds : null);
   for (const o of outcomes) {
     if (o.response !== null) {
       if (results.accept(o.response, plan, order, o.from, o.to) > 0) results.fail(body, plan, order, o.from, o.to, Errors.upstreamFailed, NO_ANSWER);
@@ -225,5 +271,45 @@ export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array, 
       results.fail(body, plan, order, o.from, o.to, o.error ?? Errors.upstreamFailed, o.errorData ?? undefined);
     }
   }
+  if (order === null) keptIds.forget();
   return { merged: mergeBatch(body, plan, results), answered: results.anyAnswered() };
+}
+
+/**
+ * The client's answer when every sub-batch of a batch with kept ids was answered in order:
+ * a lone answer as the node wrote it, several joined into one array; null otherwise.
+ */
+function joinInOrder(body: Buffer, plan: BatchPlan, outcomes: readonly SubOutcome[]): Buffer | null {
+  if (outcomes.length === 0) return null;
+  let size = 1;
+  for (const o of outcomes) {
+    if (o.response === null || !answerInOrder(o.response, body, plan.idSpans, o.from, o.to)) return null;
+    size += innerEnd(o.response) - innerStart(o.response) + 1;
+  }
+  if (outcomes.length === 1) return outcomes[0]!.response;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = 0x5b;
+  let o = 1;
+  // Outcomes arrive as sub-batches finish; the answer follows the request.
+  for (let from = 0; from < plan.count; ) {
+    let next: SubOutcome | null = null;
+    for (const x of outcomes) if (x.from === from) next = x;
+    if (next === null) return null; // the outcomes do not cover the batch: not ours to join
+    const r = next.response!;
+    if (o > 1) out[o++] = 0x2c;
+    o += r.copy(out, o, innerStart(r), innerEnd(r));
+    from = next.to;
+  }
+  out[o++] = 0x5d;
+  return out.subarray(0, o);
+}
+
+/** First byte of an answer array's elements (after `[` and whitespace). */
+function innerStart(resp: Buffer): number {
+  return skipWs(resp, trimStart(resp) + 1, resp.length);
+}
+
+/** Index after the last byte of an answer array's elements (before whitespace and `]`). */
+function innerEnd(resp: Buffer): number {
+  return trimEnd(resp, 0, trimEnd(resp, 0) - 1);
 }

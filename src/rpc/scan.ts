@@ -2,7 +2,7 @@
 // node's own output); these functions only locate values so that ids and results can be
 // spliced byte-for-byte, never decoded and re-encoded (u64 values and 20-digit ids survive).
 
-import { BACKSLASH, COLON, COMMA, LBRACE, LBRACKET, QUOTE, RBRACE, RBRACKET } from './bytes.js';
+import { Byte } from './bytes.js';
 
 
 export function isWs(c: number): boolean {
@@ -22,15 +22,15 @@ export function skipString(buf: Buffer, i: number, end: number): number {
   const short = Math.min(end, j + 48);
   while (j < short) {
     const c = buf[j]!;
-    if (c === QUOTE) return j + 1;
-    j += c === BACKSLASH ? 2 : 1;
+    if (c === Byte.QUOTE) return j + 1;
+    j += c === Byte.BACKSLASH ? 2 : 1;
   }
   for (;;) {
-    const q = buf.indexOf(QUOTE, j);
+    const q = buf.indexOf(Byte.QUOTE, j);
     if (q < 0 || q >= end) return end;
     // An escaped quote has an odd run of backslashes before it.
     let b = q - 1;
-    while (b > i && buf[b] === BACKSLASH) b--;
+    while (b > i && buf[b] === Byte.BACKSLASH) b--;
     if ((q - 1 - b) % 2 === 0) return q + 1;
     j = q + 1;
   }
@@ -39,18 +39,18 @@ export function skipString(buf: Buffer, i: number, end: number): number {
 /** Index just past the JSON value that starts at `i` (no leading whitespace). */
 export function skipValue(buf: Buffer, i: number, end: number): number {
   const c = buf[i];
-  if (c === QUOTE) return skipString(buf, i, end);
-  if (c === LBRACE || c === LBRACKET) {
+  if (c === Byte.QUOTE) return skipString(buf, i, end);
+  if (c === Byte.LBRACE || c === Byte.LBRACKET) {
     let depth = 0;
     let j = i;
     while (j < end) {
       const d = buf[j]!;
-      if (d === QUOTE) {
+      if (d === Byte.QUOTE) {
         j = skipString(buf, j, end);
         continue;
       }
-      if (d === LBRACE || d === LBRACKET) depth++;
-      else if (d === RBRACE || d === RBRACKET) {
+      if (d === Byte.LBRACE || d === Byte.LBRACKET) depth++;
+      else if (d === Byte.RBRACE || d === Byte.RBRACKET) {
         depth--;
         if (depth === 0) return j + 1;
       }
@@ -61,7 +61,7 @@ export function skipValue(buf: Buffer, i: number, end: number): number {
   let j = i;
   while (j < end) {
     const d = buf[j]!;
-    if (d === COMMA || d === RBRACE || d === RBRACKET || isWs(d)) break;
+    if (d === Byte.COMMA || d === Byte.RBRACE || d === Byte.RBRACKET || isWs(d)) break;
     j++;
   }
   return j;
@@ -83,13 +83,13 @@ export function trimmedSpan(buf: Buffer): [number, number] {
 export function arrayElements(buf: Buffer, start: number, end: number, out: number[]): number {
   let i = skipWs(buf, start + 1, end);
   let n = 0;
-  if (buf[i] === RBRACKET) return 0;
+  if (buf[i] === Byte.RBRACKET) return 0;
   while (i < end) {
     const e = skipValue(buf, i, end);
     out.push(i, e);
     n++;
     i = skipWs(buf, e, end);
-    if (buf[i] !== COMMA) break;
+    if (buf[i] !== Byte.COMMA) break;
     i = skipWs(buf, i + 1, end);
   }
   return n;
@@ -102,11 +102,11 @@ export function arrayElements(buf: Buffer, start: number, end: number, out: numb
  */
 export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer, out: Int32Array): boolean {
   let i = skipWs(buf, start + 1, end);
-  while (i < end && buf[i] === QUOTE) {
+  while (i < end && buf[i] === Byte.QUOTE) {
     const keyEnd = skipString(buf, i, end);
     const isKey = keyEnd - i === key.length && buf.compare(key, 0, key.length, i, keyEnd) === 0;
     i = skipWs(buf, keyEnd, end);
-    if (buf[i] !== COLON) break;
+    if (buf[i] !== Byte.COLON) break;
     i = skipWs(buf, i + 1, end);
     const ve = skipValue(buf, i, end);
     if (isKey) {
@@ -115,7 +115,7 @@ export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer,
       return true;
     }
     i = skipWs(buf, ve, end);
-    if (buf[i] !== COMMA) break;
+    if (buf[i] !== Byte.COMMA) break;
     i = skipWs(buf, i + 1, end);
   }
   out[0] = -1;
@@ -134,18 +134,18 @@ export const ID_KEY = Buffer.from('"id"');
 export function answerElements(buf: Buffer, start: number, end: number, out: number[]): number {
   let i = skipWs(buf, start + 1, end);
   let n = 0;
-  if (buf[i] === RBRACKET) return 0;
+  if (buf[i] === Byte.RBRACKET) return 0;
   while (i < end) {
     const s = i;
     let idS = -1;
     let idE = -1;
-    if (buf[i] === LBRACE) {
+    if (buf[i] === Byte.LBRACE) {
       i = skipWs(buf, i + 1, end);
-      while (i < end && buf[i] === QUOTE) {
+      while (i < end && buf[i] === Byte.QUOTE) {
         const keyEnd = skipString(buf, i, end);
         const isId = keyEnd - i === 4 && buf[i + 1] === 0x69 && buf[i + 2] === 0x64; // "id"
         i = skipWs(buf, keyEnd, end);
-        if (buf[i] !== COLON) break;
+        if (buf[i] !== Byte.COLON) break;
         i = skipWs(buf, i + 1, end);
         const ve = skipValue(buf, i, end);
         if (isId) {
@@ -153,16 +153,16 @@ export function answerElements(buf: Buffer, start: number, end: number, out: num
           idE = ve;
         }
         i = skipWs(buf, ve, end);
-        if (buf[i] !== COMMA) break;
+        if (buf[i] !== Byte.COMMA) break;
         i = skipWs(buf, i + 1, end);
       }
-      if (buf[i] === RBRACE) i++;
+      if (buf[i] === Byte.RBRACE) i++;
       else i = skipValue(buf, s, end); // not an object we could read member by member
     } else i = skipValue(buf, i, end);
     out.push(s, i, idS, idE);
     n++;
     i = skipWs(buf, i, end);
-    if (buf[i] !== COMMA) break;
+    if (buf[i] !== Byte.COMMA) break;
     i = skipWs(buf, i + 1, end);
   }
   return n;
@@ -171,7 +171,7 @@ export function answerElements(buf: Buffer, start: number, end: number, out: num
 /** Raw bytes of a single request's `id` (as text), or null when absent. */
 export function rawIdOf(body: Buffer): string | null {
   const [s, e] = trimmedSpan(body);
-  if (body[s] !== LBRACE) return null;
+  if (body[s] !== Byte.LBRACE) return null;
   const span = new Int32Array(2);
   if (!memberSpan(body, s, e, ID_KEY, span)) return null;
   return body.toString('utf8', span[0], span[1]);
@@ -198,17 +198,17 @@ const ERROR_KEY = Buffer.from('"error"');
  */
 export function isErrorAnswer(buf: Buffer): boolean {
   const [start, end] = trimmedSpan(buf);
-  if (buf[start] !== LBRACE) return false;
+  if (buf[start] !== Byte.LBRACE) return false;
   let i = skipWs(buf, start + 1, end);
-  while (i < end && buf[i] === QUOTE) {
+  while (i < end && buf[i] === Byte.QUOTE) {
     const keyEnd = skipString(buf, i, end);
     const len = keyEnd - i;
     if (len === RESULT_KEY.length && buf.compare(RESULT_KEY, 0, len, i, keyEnd) === 0) return false;
     if (len === ERROR_KEY.length && buf.compare(ERROR_KEY, 0, len, i, keyEnd) === 0) return true;
     i = skipWs(buf, keyEnd, end);
-    if (buf[i] !== COLON) return false;
+    if (buf[i] !== Byte.COLON) return false;
     i = skipWs(buf, skipValue(buf, skipWs(buf, i + 1, end), end), end);
-    if (buf[i] !== COMMA) return false;
+    if (buf[i] !== Byte.COMMA) return false;
     i = skipWs(buf, i + 1, end);
   }
   return false;

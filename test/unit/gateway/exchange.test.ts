@@ -243,3 +243,84 @@ t.test('a body that outgrew limits.maxBodyBytes while streaming: 413 and the con
   t.equal(s.rt.inflight, 0);
   t.same(s.rt.usage.totals(TOKEN.id).bytesIn, 4096, 'the bytes received are booked');
 });
+
+/** Keeps the answer's body as it was handed over (a Buffer stays the same object). */
+class RawResponder extends FakeResponder {
+  raw: string | Buffer | null = null;
+
+  override answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
+    this.raw = body;
+    super.answer(status, body, nodeIds, close, retryAfter);
+  }
+}
+
+t.test('ids kept: the client body goes upstream as it is and the node answer comes back as it is', async (t) => {
+  const s = setup({}, 1, true);
+  const text = '[{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["a"]} , {"jsonrpc":"2.0","id":"two","method":"getSlot"}]';
+  const responder = new RawResponder();
+  const ex = new Exchange(s.rt, TOKEN, responder, MODE_NODE, '');
+  const body = Buffer.from(text);
+  ex.start(body);
+  const attempt = s.router.attempts()[0]!;
+  t.equal(attempt.body, body, 'the same bytes, not a copy');
+  const reply = Buffer.from('[{"jsonrpc":"2.0","result":{"value":18446744073709551615},"id":1},{"jsonrpc":"2.0","result":7,"id":"two"}]');
+  attempt.answered(200, reply);
+  await answerOf(responder);
+  t.equal(responder.raw, reply, "the node's answer object itself");
+  t.equal(responder.answers[0]!.nodeIds, 'n0');
+  const cells = s.rt.usage.drain();
+  t.equal(cells.find((c) => c.method === 'getBalance')?.calls, 1, 'usage per method');
+  t.equal(cells.find((c) => c.method === 'getSlot')?.calls, 1);
+});
+
+t.test('ids kept, default routing: sub-batches are ranges of the client bytes; answers out of order are put in order', async (t) => {
+  const s = setup({ routing: { upstreamBatch: 2 } }, 2, true);
+  const ids = ['7', '"b"', '12', '"d"', '-5'];
+  const { responder } = send(s, batch(['getSlot', 'getBalance', 'getSlot', 'getHealth', 'getSlot'], ids.map((id) => JSON.parse(id) as unknown)));
+  const attempts = s.router.attempts();
+  t.same(
+    attempts.map((a) => (JSON.parse(a.body.toString()) as { id: unknown }[]).map((c) => JSON.stringify(c.id))),
+    [['7', '"b"'], ['12', '"d"'], ['-5']],
+    "the client's ids, not positions",
+  );
+  const el = (id: string): string => `{"jsonrpc":"2.0","result":${id === '-5' ? '18446744073709551615' : '1'},"id":${id}}`;
+  attempts[2]!.answered(200, Buffer.from('[' + el('-5') + ']'));
+  attempts[0]!.answered(200, Buffer.from('[' + el('"b"') + ',' + el('7') + ']')); // out of order
+  attempts[1]!.answered(200, Buffer.from('[' + el('12') + ',' + el('"d"') + ']'));
+  const a = await answerOf(responder);
+  t.equal(a.body, '[' + ids.map(el).join(',') + ']', 'request order, bytes exact');
+  t.equal(s.rt.inflight, 0);
+});
+
+t.test('duplicate ids, notifications and invalid elements keep the position path', async (t) => {
+  for (const text of [
+    '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":1,"method":"getSlot"}]',
+    '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","method":"getSlot"}]',
+    '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"1.0","id":2,"method":"getSlot"}]',
+  ]) {
+    const s = setup({}, 1);
+    const { responder } = send(s, text, MODE_NODE);
+    await answerOf(responder);
+    const sent = JSON.parse(s.router.attempts()[0]!.body.toString()) as { id?: unknown }[];
+    t.equal(sent[0]!.id, 0, `positions upstream for ${text}`);
+  }
+});
+
+t.test('bodyReusable: only when no call took the body itself, or the pipelined client (which copies it) did', async (t) => {
+  const s = setup({ routing: { upstreamBatch: 2 } });
+  const single = send(s, '{"jsonrpc":"2.0","id":1,"method":"getSlot"}');
+  await answerOf(single.responder);
+  t.equal(single.ex.bodyReusable(), false, 'a single call carried the body over a client that may keep it (not the pipelined one)');
+  const whole = send(s, batch(['getSlot', 'getBalance']), MODE_NODE);
+  await answerOf(whole.responder);
+  t.equal(whole.ex.bodyReusable(), false, 'a batch sent whole carried it too');
+  const split = send(s, batch(['getSlot', 'getBalance', 'getHealth']));
+  await answerOf(split.responder);
+  t.equal(split.ex.bodyReusable(), true, 'sub-batches are copies of ranges of it');
+  const positions = send(s, '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":1,"method":"getSlot"}]', MODE_NODE);
+  await answerOf(positions.responder);
+  t.equal(positions.ex.bodyReusable(), true, 'a batch rebuilt with positions');
+  const unreadable = send(s, '{"jsonrpc"');
+  await answerOf(unreadable.responder);
+  t.equal(unreadable.ex.bodyReusable(), true, 'no call made');
+});

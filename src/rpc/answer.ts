@@ -1,0 +1,131 @@
+// A node's answer to a batch sent with the client's own ids (ids.ts), read in one walk: is it
+// an array of exactly the sub-batch's elements, each an object whose top-level id has the
+// bytes of the request's id, in request order? Then the answer is the client's answer as
+// the node wrote it, with nothing to rebuild. Anything else (elements out of order or
+// missing, an error object for the whole batch, something unreadable) returns false and
+// batch.ts matches the elements by id instead.
+//
+// The walk only finds where values end: a node's answer passed looksLikeJson and comes
+// from a JSON encoder, and whatever it holds the loops stop at `end`.
+
+import { Byte } from './bytes.js';
+
+/** Index of the first byte from `i` on that is not whitespace (or `end`). */
+export function skipWs(buf: Uint8Array, i: number, end: number): number {
+  while (i < end) {
+    const c = buf[i]!;
+    if (c > 0x20 || (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09)) return i;
+    i++;
+  }
+  return i;
+}
+
+/** End of the string whose opening quote is at `i`, or -1. */
+function skipString(buf: Uint8Array, i: number, end: number): number {
+  i++;
+  while (i < end) {
+    const c = buf[i++]!;
+    if (c === Byte.QUOTE) return i;
+    if (c === Byte.BACKSLASH) i++;
+  }
+  return -1;
+}
+
+/** End of the value starting at `i` (no leading whitespace), or -1. */
+function skipValue(buf: Uint8Array, i: number, end: number): number {
+  let c = buf[i]!;
+  if (c === Byte.QUOTE) return skipString(buf, i, end);
+  // `c | 0x20` folds '[' onto '{' and ']' onto '}': one compare for either bracket.
+  if ((c | 0x20) === Byte.LBRACE) {
+    let depth = 1;
+    i++;
+    while (i < end) {
+      c = buf[i++]!;
+      if (c === Byte.QUOTE) {
+        while (i < end) {
+          c = buf[i++]!;
+          if (c === Byte.QUOTE) break;
+          if (c === Byte.BACKSLASH) i++;
+        }
+      } else if ((c | 0x20) === Byte.LBRACE) depth++;
+      else if ((c | 0x20) === Byte.RBRACE && --depth === 0) return i;
+    }
+    return -1;
+  }
+  while (i < end) {
+    c = buf[i]!;
+    if (c === Byte.COMMA || (c | 0x20) === Byte.RBRACE || c <= 0x20) return i;
+    i++;
+  }
+  return i;
+}
+
+/** Index of the first byte of `buf` that is not whitespace. */
+export function trimStart(buf: Uint8Array): number {
+  return skipWs(buf, 0, buf.length);
+}
+
+/** Index after the last byte of buf[start, e) that is not whitespace (`start` if none). */
+export function trimEnd(buf: Uint8Array, start: number, e = buf.length): number {
+  while (e > start) {
+    const c = buf[e - 1]!;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+    e--;
+  }
+  return e;
+}
+
+/**
+ * True when `resp` is an array whose elements are, in order, the answers to elements
+ * [from, to) of `body`: each an object with one top-level id, of exactly the bytes
+ * body[idSpans[2i], idSpans[2i+1]).
+ */
+export function answerInOrder(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
+  let i = trimStart(resp);
+  const end = trimEnd(resp, i);
+  if (resp[i] !== Byte.LBRACKET || from >= to) return false;
+  i++;
+  for (let k = from; k < to; k++) {
+    i = skipWs(resp, i, end);
+    if (resp[i] !== Byte.LBRACE) return false;
+    i = skipWs(resp, i + 1, end);
+    let found = false;
+    for (;;) {
+      if (resp[i] !== Byte.QUOTE) return false;
+      if (resp[i + 1] === 0x69 && resp[i + 2] === 0x64 && resp[i + 3] === Byte.QUOTE) {
+        // "id": its value must be the request's id, byte for byte, and come once.
+        i = skipWs(resp, i + 4, end);
+        if (resp[i] !== Byte.COLON || found) return false;
+        i = skipWs(resp, i + 1, end);
+        const s = idSpans[2 * k]!;
+        const n = idSpans[2 * k + 1]! - s;
+        if (i + n > end) return false;
+        for (let j = 0; j < n; j++) if (resp[i + j] !== body[s + j]) return false;
+        i += n;
+        found = true;
+      } else {
+        i = skipString(resp, i, end);
+        if (i < 0) return false;
+        i = skipWs(resp, i, end);
+        if (resp[i] !== Byte.COLON) return false;
+        i = skipValue(resp, skipWs(resp, i + 1, end), end);
+        if (i < 0) return false;
+      }
+      // After a value: the next member, or the object's end (an id like 12 read as 1 fails here).
+      i = skipWs(resp, i, end);
+      const c = resp[i];
+      if (c === Byte.COMMA) {
+        i = skipWs(resp, i + 1, end);
+        continue;
+      }
+      if (c !== Byte.RBRACE) return false;
+      i++;
+      break;
+    }
+    if (!found) return false;
+    i = skipWs(resp, i, end);
+    if (resp[i] !== (k === to - 1 ? Byte.RBRACKET : Byte.COMMA)) return false;
+    i++;
+  }
+  return i === end;
+}

@@ -1,0 +1,42 @@
+// Request bodies of 4-16 KB are received into reused buffers (src/gateway/http-responder.ts),
+// handed back once their request is answered. A buffer reused while its bytes were still
+// needed (an upstream write, a retry, an answer still being checked) would send one
+// request's calls with another's bytes. Many different batches at once, through real nodes,
+// over the pipelined client (which copies such bodies when it writes them) and undici (which
+// does not, so its bodies are never reused): every answer must be exactly its own request's.
+
+import t from 'tap';
+import { startHarness } from '../helpers/gateway.js';
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+/** A batch of `n` getBalance calls whose ids and params are all tagged with `tag`. */
+function batch(tag: number, n: number): { body: string; ids: string[] } {
+  const ids = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? String(tag * 1000 + i) : `"t${tag}-${i}"`));
+  const body = '[' + ids.map((id, i) => `{"jsonrpc":"2.0","id":${id},"method":"getBalance","params":["Tag${tag}x${i}"]}`).join(',') + ']';
+  return { body, ids };
+}
+
+async function roundTrips(t: Test, client: 'pipelined' | 'undici', affinity: string): Promise<void> {
+  const h = await startHarness({ sims: [{}, {}], config: { health: { intervalMs: 60_000 }, upstream: { client } } });
+  t.teardown(() => h.close());
+  let checked = 0;
+  for (let wave = 0; wave < 4; wave++) {
+    const sent = Array.from({ length: 40 }, (_, k) => batch(wave * 100 + k, 60 + ((k * 7) % 90)));
+    const answers = await Promise.all(sent.map((b) => h.post(b.body, { headers: { 'x-service-affinity': affinity } })));
+    answers.forEach((a, k) => {
+      const want = sent[k]!;
+      t.ok(want.body.length > 4096 && want.body.length <= 16384, 'a body in the reused range');
+      const got = JSON.parse(a.text) as { id: unknown; result?: unknown }[];
+      const ids = got.map((e) => JSON.stringify(e.id));
+      if (a.status !== 200 || JSON.stringify(ids) !== JSON.stringify(want.ids) || got.some((e) => e.result === undefined)) {
+        t.fail(`wave ${wave} batch ${k}: not its own answer`, { status: a.status, text: a.text.slice(0, 300) });
+      } else checked++;
+    });
+  }
+  t.equal(checked, 160, 'every batch answered with its own ids, in order');
+}
+
+t.test('reused body buffers never mix requests: pipelined client, batches whole', (t) => roundTrips(t, 'pipelined', 'node'));
+t.test('reused body buffers never mix requests: pipelined client, batches split over nodes', (t) => roundTrips(t, 'pipelined', 'default'));
+t.test('bodies undici carried are not reused, and nothing mixes', (t) => roundTrips(t, 'undici', 'node'));
