@@ -174,20 +174,13 @@ export async function tokenById(db: Db, accountId: string, tokenId: string): Pro
 
 export async function setTokenActive(db: Kysely<Database>, accountId: string, tokenId: string, active: boolean): Promise<ApiToken | null> {
   return db.transaction().execute(async (trx) => {
-    const r = await trx
-      .selectFrom('api_tokens')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('id', '=', tokenId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
-    if (r === undefined) return null;
-    const value = active ? 1 : 0;
-    if (Number(r.active) !== value) {
-      await trx.updateTable('api_tokens').set({ active: value }).where('account_id', '=', accountId).where('id', '=', tokenId).execute();
+    const t = await tokenById(trx, accountId, tokenId);
+    if (t === null) return null;
+    if (t.active !== active) {
+      await trx.updateTable('api_tokens').set({ active: active ? 1 : 0 }).where('account_id', '=', accountId).where('id', '=', tokenId).execute();
       await bumpTokenVersion(trx);
     }
-    return toToken({ ...r, active: value });
+    return { ...t, active };
   });
 }
 
