@@ -42,7 +42,7 @@ function listenOn(app: uWS.TemplatedApp, host: string, port: number, options: nu
  * Port 0 picks a free one, and uWS then binds that number: a port the kernel picked for a bind
  * to 0 is never shared, which would make a certificate swap impossible.
  */
-function reservePort(host: string, port: number): Promise<number> {
+export function reservePort(host: string, port: number): Promise<number> {
   const probe = createServer();
   return new Promise((resolve, reject) => {
     probe.once('error', () => reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`)));

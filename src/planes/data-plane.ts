@@ -48,8 +48,8 @@ export interface DataPlane {
   listener: ClientListener;
   port: number;
   wsPort: number;
-  /** Stops accepting connections (drain); open ones finish. */
-  stopListening(): void;
+  /** Stops accepting and waits for in-flight requests to finish (up to graceMs). */
+  drain(graceMs: number, log: Logger): Promise<void>;
 }
 
 export async function startDataPlane(config: Config, opts: DataPlaneOptions): Promise<DataPlane> {
@@ -87,8 +87,19 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     listener,
     port: listener.port,
     wsPort: listener.wsPort,
-    stopListening() {
+    async drain(graceMs, log) {
+      const rt = ref.rt;
+      rt.draining = true;
       listener.stopListening();
+      if (rt.inflight === 0) return;
+      log.info({ inflight: rt.inflight }, 'draining in-flight requests');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        rt.onIdle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     },
   };
 }

@@ -10,6 +10,7 @@
 import { availableParallelism } from 'node:os';
 import type { Config, TlsConfig } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
+import { reservePort } from '../gateway/client-listener.js';
 import { createLimitBuffers } from '../gateway/limits.js';
 import { Offload } from '../gateway/offload.js';
 import { buildRuntime } from '../gateway/runtime.js';
@@ -22,7 +23,7 @@ import { NodePool } from '../upstream/pool.js';
 import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
 import { UsageMeter } from '../usage/meter.js';
 import { startDataPlane } from './data-plane.js';
-import { lockRpcPort, portFree } from './port-lock.js';
+import { lockRpcPort } from './port-lock.js';
 import { DataPlaneWorkers } from './workers.js';
 
 export interface WsView {
@@ -82,7 +83,6 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     wsPort: config.rpc.wsPort,
     recorder: (pool, ref) => (metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight })),
   });
-  const rt = plane.ref.rt;
   return {
     ...plane,
     metrics: metrics!,
@@ -92,19 +92,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     scheme: plane.listener.scheme,
     replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
-    async drain(graceMs) {
-      rt.draining = true;
-      plane.stopListening();
-      if (rt.inflight === 0) return;
-      log.info({ inflight: rt.inflight }, 'draining in-flight requests');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
-        rt.onIdle = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    },
+    drain: (graceMs) => plane.drain(graceMs, log),
   };
 }
 
@@ -127,7 +115,7 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
     // The lock keeps out another gateway; this keeps out anything else holding the port.
-    for (const p of config.rpc.wsPort === 0 ? [config.rpc.port] : [config.rpc.port, config.rpc.wsPort]) await portFree(config.rpc.host, p);
+    for (const p of config.rpc.wsPort === 0 ? [config.rpc.port] : [config.rpc.port, config.rpc.wsPort]) await reservePort(config.rpc.host, p);
   }
   // Hot-key, token and method buckets live in shared memory: the limits hold for the whole
   // gateway, whichever worker a connection lands on, with no message per request.

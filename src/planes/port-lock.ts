@@ -59,11 +59,3 @@ export async function lockRpcPort(host: string, port: number): Promise<PortLock>
   };
 }
 
-/** Rejects when anything listens on host:port (a bind without SO_REUSEPORT fails then). */
-export function portFree(host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', () => reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`)));
-    probe.listen({ host, port }, () => probe.close(() => resolve()));
-  });
-}

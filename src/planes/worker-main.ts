@@ -81,20 +81,6 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
   });
 }
 
-async function drain(plane: DataPlane, graceMs: number): Promise<void> {
-  const rt = plane.ref.rt;
-  rt.draining = true;
-  plane.stopListening();
-  if (rt.inflight === 0) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, graceMs);
-    rt.onIdle = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
-}
-
 async function main(): Promise<void> {
   const init = workerData as WorkerInit;
   // Listening on the port from the start keeps this thread alive while the start awaits
@@ -154,7 +140,7 @@ async function main(): Promise<void> {
           .finally(() => send({ type: 'configured', index: init.index, seq: m.seq }));
         return;
       case 'drain':
-        void drain(plane, m.graceMs).then(async () => {
+        void plane.drain(m.graceMs, log).then(async () => {
           clearInterval(timer);
           // The last report carries the usage of the requests that just finished.
           report(init.index, plane, recorder, seen);

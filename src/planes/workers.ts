@@ -4,9 +4,9 @@
 // read: usage into the control plane's meter, request counters into the exporter, per-node
 // attempts, failures and latency into the control plane's copy of each node.
 
-import { createServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Config, TlsConfig } from '../config/schema.js';
+import { reservePort } from '../gateway/client-listener.js';
 import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
@@ -42,18 +42,6 @@ interface Slot {
   exited: boolean;
 }
 
-/** A port nothing listens on now (the OS's pick for port 0). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export function nodeHealth(pool: NodePool): NodeHealth[] {
   return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs }));
 }
@@ -73,7 +61,7 @@ export class DataPlaneWorkers {
   async start(count: number): Promise<void> {
     // uWS sets SO_REUSEPORT only when it binds a given port: an ephemeral port cannot be
     // joined, so one is picked first.
-    this.port = this.config.rpc.port === 0 ? await freePort(this.config.rpc.host) : this.config.rpc.port;
+    this.port = this.config.rpc.port === 0 ? await reservePort(this.config.rpc.host, 0) : this.config.rpc.port;
     this.wsPort = this.config.rpc.wsPort;
     const all: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++) all.push(this.spawn(i, this.port, this.wsPort));
