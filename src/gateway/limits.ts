@@ -11,6 +11,7 @@
 import type { Config } from '../config/schema.js';
 import { BucketTable } from '../routing/bucket-table.js';
 import { SharedBucketTable } from '../routing/shared-bucket-table.js';
+import { TABLE_IP, TABLE_KEY, TABLE_METHOD_PREFIX, TABLE_TOKEN, type ConsumptionTally } from '../shared/consumption-tally.js';
 
 export const SCOPE_KEY = 'affinity-key';
 export const SCOPE_IP = 'ip';
@@ -83,6 +84,11 @@ export class RateLimiter {
   methods: Map<string, Buckets>;
   scope = '';
   retryAfterMs = 0;
+  /**
+   * Set when limits are shared across instances (`redis.url`): every passing take is added to
+   * it for the control plane's sync (README "Shared limits across instances (Redis)").
+   */
+  tally: ConsumptionTally | null = null;
   /** `keys` when shared: its takeTagged() spares building 'i' + key per request. */
   private readonly sharedKeys: SharedBucketTable | null;
 
@@ -165,13 +171,17 @@ export class RateLimiter {
   allowKey(key: string, isIp: boolean, calls: number, now: number): boolean {
     const shared = this.sharedKeys;
     const wait = shared !== null ? shared.takeTagged(isIp ? TAG_IP : TAG_KEY, key, calls, now) : this.keys.take(isIp ? 'i' + key : 'k' + key, calls, now);
-    return wait === 0 || this.refuse(isIp ? SCOPE_IP : SCOPE_KEY, wait);
+    if (wait !== 0) return this.refuse(isIp ? SCOPE_IP : SCOPE_KEY, wait);
+    if (this.tally !== null) this.tally.key(isIp, key, calls);
+    return true;
   }
 
   allowToken(tokenId: string, calls: number, now: number): boolean {
     if (this.tokens === null) return true;
     const wait = this.tokens.take(tokenId, calls, now);
-    return wait === 0 || this.refuse(SCOPE_TOKEN, wait);
+    if (wait !== 0) return this.refuse(SCOPE_TOKEN, wait);
+    if (this.tally !== null) this.tally.token(tokenId, calls);
+    return true;
   }
 
   /** `methods` lists the call's methods (one entry per call). */
@@ -186,6 +196,34 @@ export class RateLimiter {
     const table = this.methods.get(method);
     if (table === undefined) return true;
     const wait = table.take(tokenId, n, now);
-    return wait === 0 || this.refuse(SCOPE_METHOD, wait);
+    if (wait !== 0) return this.refuse(SCOPE_METHOD, wait);
+    if (this.tally !== null) this.tally.method(method, tokenId, n);
+    return true;
+  }
+
+  /**
+   * Takes `n` calls from `key`'s bucket in `table` (a tally's table id) even below zero: what
+   * other instances consumed. A table this config no longer has is skipped.
+   */
+  debit(table: string, key: string, n: number, now: number): void {
+    const t = this.tableOf(table);
+    if (t === null) return;
+    if (table === TABLE_KEY || table === TABLE_IP) {
+      const tag = table === TABLE_IP ? TAG_IP : TAG_KEY;
+      if (this.sharedKeys !== null) this.sharedKeys.debitTagged(tag, key, n, now);
+      else this.keys.debit(String.fromCharCode(tag) + key, n, now);
+    } else t.debit(key, n, now);
+  }
+
+  /** The rate and burst of `table` (a tally's table id); null for a table this config lacks. */
+  shapeOf(table: string): { readonly rate: number; readonly burst: number } | null {
+    return this.tableOf(table);
+  }
+
+  private tableOf(table: string): Buckets | null {
+    if (table === TABLE_KEY || table === TABLE_IP) return this.keys;
+    if (table === TABLE_TOKEN) return this.tokens;
+    if (table.startsWith(TABLE_METHOD_PREFIX)) return this.methods.get(table.slice(TABLE_METHOD_PREFIX.length)) ?? null;
+    return null;
   }
 }

@@ -51,6 +51,25 @@ export class BucketTable {
     return Math.max(1, Math.ceil(((n - level) * 1000) / this.rate));
   }
 
+  /**
+   * Takes `n` tokens for `key` at `now` whatever its level: the bucket may go below zero (a
+   * debt that refills at the rate). Shared limits (README "Shared limits across instances")
+   * debit what other instances consumed.
+   */
+  debit(key: string, n: number, now: number): void {
+    let i = this.index.get(key);
+    let level: number;
+    if (i === undefined) {
+      i = this.slot();
+      this.index.set(key, i);
+      level = this.burst;
+    } else {
+      level = Math.min(this.burst, this.tokens[i]! + ((now - this.stamp[i]!) * this.rate) / 1000);
+    }
+    this.stamp[i] = now;
+    this.tokens[i] = level - n;
+  }
+
   private slot(): number {
     if (this.free.length > 0) return this.free.pop()!;
     if (this.next < this.capacity) return this.next++;

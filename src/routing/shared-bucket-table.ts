@@ -166,6 +166,22 @@ export class SharedBucketTable {
     return this.takeHashed(n, now + this.offset);
   }
 
+  /**
+   * Takes `n` tokens for `key` at `now` whatever its level: the bucket may go below zero (a
+   * debt that refills at the rate). Shared limits (README "Shared limits across instances")
+   * debit what other instances consumed.
+   */
+  debit(key: string, n: number, now: number): void {
+    this.hash(-1, key);
+    this.debitHashed(n, now + this.offset);
+  }
+
+  /** debit() of the key takeTagged() would take from. */
+  debitTagged(tag: number, key: string, n: number, now: number): void {
+    this.hash(tag, key);
+    this.debitHashed(n, now + this.offset);
+  }
+
   /** Tokens `key` holds at `now` (the burst when untracked); takes nothing. */
   level(key: string, now: number): number {
     this.hash(-1, key);
@@ -188,21 +204,31 @@ export class SharedBucketTable {
   private takeHashed(n: number, t: number): number {
     const s = this.acquire(t);
     const f = F64_BASE + s * F64_PER_SLOT;
-    const f64 = this.f64;
-    let level: number;
-    if (this.fresh) {
-      level = this.burst;
-      f64[f + 1] = t;
-    } else {
-      const stamp = f64[f + 1]!;
-      level = this.refilled(f64[f]!, stamp, t);
-      // Threads' calls interleave, so `t` may be a little older than the stamp: never go back.
-      if (t > stamp) f64[f + 1] = t;
-    }
+    const level = this.levelAt(f, t);
     const allowed = level >= n;
-    f64[f] = allowed ? level - n : level;
+    this.f64[f] = allowed ? level - n : level;
     Atomics.store(this.i32, I32_BASE + s * I32_PER_SLOT, READY);
     return allowed ? 0 : Math.max(1, Math.ceil(((n - level) * 1000) / this.rate));
+  }
+
+  private debitHashed(n: number, t: number): void {
+    const s = this.acquire(t);
+    const f = F64_BASE + s * F64_PER_SLOT;
+    this.f64[f] = this.levelAt(f, t) - n;
+    Atomics.store(this.i32, I32_BASE + s * I32_PER_SLOT, READY);
+  }
+
+  /** The level of the acquired slot whose tokens are Float64 word `f`, refilled to `t` (stamped). */
+  private levelAt(f: number, t: number): number {
+    const f64 = this.f64;
+    if (this.fresh) {
+      f64[f + 1] = t;
+      return this.burst;
+    }
+    const stamp = f64[f + 1]!;
+    // Threads' calls interleave, so `t` may be a little older than the stamp: never go back.
+    if (t > stamp) f64[f + 1] = t;
+    return this.refilled(f64[f]!, stamp, t);
   }
 
   private refilled(tokens: number, stamp: number, t: number): number {
