@@ -57,6 +57,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     idleTimeoutSec: 120,
   },
   workers: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
+  redis: { url: null, syncMs: 50, keyPrefix: 'jumpgate:', maxKeysPerSync: 10000 },
   log: { level: 'info' },
 });
 

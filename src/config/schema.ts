@@ -224,6 +224,17 @@ export const ConfigSchema = obj({
     parseThresholdBytes: int(0),
     mergeThresholdBytes: int(0),
   }),
+  redis: obj(
+    {
+      url: str('a redis:// or rediss:// URL like redis://127.0.0.1:6379/0', undefined, urlWith(['redis:', 'rediss:']))
+        .nullable()
+        .meta({ description: 'One Redis shared by every instance: hot-key, token and method limits hold across them, token changes reach them at once; null = each instance on its own' }),
+      syncMs: int(10, 1000).meta({ description: "How often each instance sends its consumption to Redis and takes the others' from its buckets" }),
+      keyPrefix: str('a string').meta({ description: 'Prefix of every Redis key and channel the gateway uses' }),
+      maxKeysPerSync: int(100, 1_000_000).meta({ description: 'Distinct buckets shared per sync at most; takes from further ones stay local' }),
+    },
+    'Shared state across instances (restart to change)',
+  ),
   log: obj({
     level: z.enum(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],

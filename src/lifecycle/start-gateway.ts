@@ -17,6 +17,7 @@ import type { WsStats } from '../gateway/ws-listener.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
 import { inlinePlane, workerPlanes, workersFor, type ControlView } from '../planes/planes.js';
+import { startSharedState } from '../shared/shared-state.js';
 import { onInternalError } from '../upstream/call.js';
 import type { NodePool } from '../upstream/pool.js';
 import { startConsole, type ConsoleServer } from '../console/listener.js';
@@ -73,6 +74,8 @@ export interface GatewayOptions {
   adminEphemeral?: boolean;
   /** A failure to open the admin listener is logged instead of failing the start (demo). */
   adminOptional?: boolean;
+  /** How often the token table polls the store for changes; default 500 ms (tests of the Redis channel make it long). */
+  tokenSyncIntervalMs?: number;
 }
 
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
@@ -97,7 +100,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const holder: { accounts: AccountsRuntime | null } = { accounts: null };
   const startAccountsInto = async (usage: UsageMeter): Promise<void> => {
     if (opts.store === null) return;
-    const started = await startAccounts(config, { tokens, usage, log, store: opts.store, ownStore: true });
+    const started = await startAccounts(config, { tokens, usage, log, store: opts.store, ownStore: true, ...(opts.tokenSyncIntervalMs === undefined ? {} : { syncIntervalMs: opts.tokenSyncIntervalMs }) });
     holder.accounts = started;
     stops.add(() => started.stop());
   };
@@ -105,6 +108,13 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
+  // `redis.url`: limits and token changes shared with the other instances (README "Shared limits across instances (Redis)").
+  const shared = startSharedState(config, { limiter: ref.rt.limiter, log, metrics, onRemoteTokens: () => void accounts?.sync.syncNow() });
+  if (shared !== null) {
+    plane.tallyInto(shared.tally);
+    // Added after the data plane: it stops first, and the last syncs of a drain are not needed.
+    stops.add(() => shared.close());
+  }
   // The bytes as served from now on: the console's TLS takes them, and a reload compares the
   // files against them.
   const tls = config.tls === null ? null : loadTls(config.tls);
@@ -150,7 +160,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
         registration: config.console.registration,
         trustedProxies: config.trustedProxies,
         endpoints: { http: url, ws: wsUrl },
-        onTokensChanged: () => void accounts.sync.syncNow(),
+        onTokensChanged: () => {
+          void accounts.sync.syncNow();
+          shared?.tokens.publish();
+        },
         log,
       },
       tls,

@@ -160,6 +160,14 @@ export class GatewayMetrics implements RequestRecorder {
     cell.n++;
   }
 
+  /** Series of the shared state across instances (README "Shared limits across instances (Redis)"), when `redis.url` is set. */
+  watchRedis(src: { up(): boolean; syncFailures(): number }): void {
+    this.registry.registerMetric(computed('jumpgate_redis_up', '1 while Redis answers the limit syncs, 0 while limits are enforced per instance', 'gauge', () => [{ labels: {}, value: src.up() ? 1 : 0 }]));
+    this.registry.registerMetric(
+      computed('jumpgate_redis_sync_failures_total', 'Limit syncs with Redis that failed (their consumption stayed local)', 'counter', () => [{ labels: {}, value: src.syncFailures() }]),
+    );
+  }
+
   /** The exposition text (gateway metrics, then process metrics). */
   async text(): Promise<string> {
     const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);

@@ -7,6 +7,7 @@ import type { Config, TlsConfig } from '../config/schema.js';
 import type { LimitBuffers } from '../gateway/limits.js';
 import type { TokenRecord } from '../gateway/token-table.js';
 import type { NodeStateName } from '../routing/node-view.js';
+import type { Consumed } from '../shared/consumption-tally.js';
 import type { UsageCell } from '../usage/meter.js';
 
 /** Handed to a worker at start (workerData). */
@@ -94,4 +95,6 @@ export type FromWorker =
   | WorkerReport
   | { type: 'drained'; index: number }
   /** The config of reload `seq` is applied here. */
-  | { type: 'configured'; index: number; seq: number };
+  | { type: 'configured'; index: number; seq: number }
+  /** With `redis.url`: what this worker's limiter took since its last such message (every `redis.syncMs`). */
+  | { type: 'consumed'; index: number; consumed: Consumed };

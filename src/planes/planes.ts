@@ -11,13 +11,14 @@ import { availableParallelism } from 'node:os';
 import type { Config, TlsConfig } from '../config/schema.js';
 import type { RuntimeRef } from '../gateway/http-listener.js';
 import { reservePort } from '../gateway/client-listener.js';
-import { createLimitBuffers } from '../gateway/limits.js';
+import { createLimitBuffers, RateLimiter } from '../gateway/limits.js';
 import { Offload } from '../gateway/offload.js';
 import { buildRuntime } from '../gateway/runtime.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { WsStats } from '../gateway/ws-listener.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/prometheus.js';
+import type { ConsumptionTally } from '../shared/consumption-tally.js';
 import type { StopList } from '../stop-list.js';
 import { NodePool } from '../upstream/pool.js';
 import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
@@ -51,6 +52,12 @@ export interface ControlView {
   reloaded(config: Config): Promise<void>;
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
   drain(graceMs: number): Promise<void>;
+  /**
+   * Limits shared across instances (src/shared/): every take that passes, in any thread, is
+   * added to `tally`; `ref.rt.limiter` is then the one to debit (with workers, it is attached
+   * to their shared buffers).
+   */
+  tallyInto(tally: ConsumptionTally): void;
 }
 
 /** `rpc.workers`: 'auto' is one per core. */
@@ -93,6 +100,9 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
     drain: (graceMs) => plane.drain(graceMs, log),
+    tallyInto: (tally) => {
+      plane.ref.rt.limiter.tally = tally;
+    },
   };
 }
 
@@ -120,6 +130,8 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   // Hot-key, token and method buckets live in shared memory: the limits hold for the whole
   // gateway, whichever worker a connection lands on, with no message per request.
   let limits = createLimitBuffers(config);
+  // Over the workers' buckets: it takes nothing, but the sync with Redis debits through it.
+  ref.rt.limiter = RateLimiter.shared(config, limits);
   let certificates: TlsConfig | null = null;
   const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits });
   workersRef.w = workers;
@@ -149,9 +161,13 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     },
     reloaded: (next) => {
       limits = createLimitBuffers(next, limits);
+      ref.rt.limiter.configure(next, limits);
       const swap = certificates;
       certificates = null;
       return workers.configure(next, limits, swap);
+    },
+    tallyInto: (tally) => {
+      workers.tally = tally;
     },
     async drain(graceMs) {
       ref.rt.draining = true;

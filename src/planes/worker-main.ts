@@ -11,6 +11,7 @@ import { RateLimiter } from '../gateway/limits.js';
 import { TokenTable } from '../gateway/token-table.js';
 import { createLogger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
+import { ConsumptionTally } from '../shared/consumption-tally.js';
 import { StopList } from '../stop-list.js';
 import { onInternalError } from '../upstream/call.js';
 import type { UpstreamNode } from '../upstream/node.js';
@@ -113,6 +114,12 @@ async function main(): Promise<void> {
   // Static tokens come with the table snapshots: this reloader applies only the rest.
   const reloader = new Reloader({ configPath: null, pool: plane.pool, ref: plane.ref, tokens: new TokenTable(), log, setAdminToken: () => {} }, config);
   const timer = setInterval(() => report(init.index, plane, recorder, seen), REPORT_MS);
+  // Limits shared across instances: the control plane syncs this worker's consumption with Redis.
+  const tally = config.redis.url === null ? null : (plane.ref.rt.limiter.tally = new ConsumptionTally(config.redis.maxKeysPerSync));
+  const sendConsumed = (): void => {
+    if (tally !== null && tally.entries > 0) send({ type: 'consumed', index: init.index, consumed: tally.drain() });
+  };
+  const tallyTimer = tally === null ? null : setInterval(sendConsumed, config.redis.syncMs);
   send({ type: 'listening', index: init.index, port: plane.port, wsPort: plane.wsPort });
 
   handle = (m: ToWorker): void => {
@@ -142,6 +149,7 @@ async function main(): Promise<void> {
       case 'drain':
         void plane.drain(m.graceMs, log).then(async () => {
           clearInterval(timer);
+          if (tallyTimer !== null) clearInterval(tallyTimer);
           // The last report carries the usage of the requests that just finished.
           report(init.index, plane, recorder, seen);
           await stops.run().catch((err: unknown) => log.warn({ err }, 'stopping the data plane failed'));

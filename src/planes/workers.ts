@@ -12,6 +12,7 @@ import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
+import type { ConsumptionTally } from '../shared/consumption-tally.js';
 import type { NodePool } from '../upstream/pool.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { FromWorker, NodeHealth, ToWorker, WorkerInit, WorkerReport } from './messages.js';
@@ -51,6 +52,8 @@ export class DataPlaneWorkers {
   port = 0;
   wsPort = 0;
   private tokensQueued = false;
+  /** With `redis.url`: where the workers' consumption goes for the sync with Redis (src/shared/). */
+  tally: ConsumptionTally | null = null;
 
   constructor(
     private readonly config: Config,
@@ -84,6 +87,7 @@ export class DataPlaneWorkers {
         else if (m.type === 'report') this.fold(slot, m);
         else if (m.type === 'drained') slot.drained?.();
         else if (m.type === 'configured' && slot.configured?.seq === m.seq) slot.configured.done();
+        else if (m.type === 'consumed') this.tally?.merge(m.consumed);
       });
       worker.on('error', (err) => {
         this.parts.log.error({ err, worker: index }, 'data-plane worker failed');
