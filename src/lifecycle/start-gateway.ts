@@ -112,6 +112,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
+  metrics.watchWs(() => plane.ws());
   // The bytes as served from now on: the console's TLS takes them, and a reload compares the
   // files against them.
   const tls = config.tls === null ? null : loadTls(config.tls);
