@@ -83,11 +83,13 @@ t.test('SIGTERM: 503 at once, served through the delay, then refused; in-flight 
   // During the delay: new connections are accepted and served; answers ask to close the connection.
   let during = 0;
   const statuses = new Map<string, number>();
-  while (performance.now() - sentAt < delayMs - 400) {
+  // Paced and bounded: each call is a new connection, left in TIME_WAIT for a minute.
+  while (performance.now() - sentAt < delayMs - 400 && during < 40) {
     const r = await postOnce(url, GET_SLOT, { connection: 'keep-alive' });
     const k = `${r.status} connection: ${String(r.headers.connection)}`;
     statuses.set(k, (statuses.get(k) ?? 0) + 1);
     during++;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
   // Each answer closes its connection: a keep-alive client reconnects, through the balancer.
   t.same([...statuses], [['200 connection: close', during]], 'every call on a new connection served during the delay, with Connection: close');
@@ -112,7 +114,7 @@ t.test('SIGTERM: 503 at once, served through the delay, then refused; in-flight 
   t.match(gw.proc.out(), /"readyDelayMs":1500/, 'the stop is logged with its delay');
 });
 
-t.test('SIGINT skips the delay; a second signal stops at once with exit code 1', async (t) => {
+t.test('SIGINT skips the delay; a second signal stops at once with exit code 1, usage written', async (t) => {
   const { gw } = await setup(t, 20_000);
   const sentAt = performance.now();
   gw.proc.child.kill('SIGINT');
@@ -120,7 +122,8 @@ t.test('SIGINT skips the delay; a second signal stops at once with exit code 1',
   const ms = performance.now() - sentAt;
   t.ok(ms < 5000, `SIGINT: exited after ${ms.toFixed(0)} ms, not after the 20 s delay`);
 
-  const { gw: gw2 } = await setup(t, 20_000);
+  const { gw: gw2, token, storedCalls } = await setup(t, 20_000);
+  for (let i = 0; i < 7; i++) t.equal((await postOnce(gw2.rpcUrl(token), GET_SLOT)).status, 200);
   gw2.proc.child.kill('SIGTERM');
   await eventually('/readyz 503', async () => (await readyz(gw2)) === 503);
   t.equal(await postOnce(gw2.rpcUrl('unknown-token-0000000000'), GET_SLOT).then((r) => r.status), 401, 'still answering during the delay');
@@ -130,4 +133,5 @@ t.test('SIGINT skips the delay; a second signal stops at once with exit code 1',
   const ms2 = performance.now() - secondAt;
   t.ok(ms2 < 5000, `second signal: exited after ${ms2.toFixed(0)} ms`);
   t.match(gw2.proc.out(), /second signal: stopping now/);
+  t.equal(await storedCalls(), 7, 'the usage counted so far is still written');
 });
