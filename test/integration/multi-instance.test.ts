@@ -17,6 +17,7 @@ import { eventually } from '../helpers/eventually.js';
 import { frontMissing } from '../helpers/fronts.js';
 import { startHaproxyCluster } from '../helpers/haproxy-cluster.js';
 import { freePort, GET_SLOT, postOnce, startInstance, type Instance } from '../helpers/instances.js';
+import { openWs } from '../helpers/ws-client.js';
 
 /**
  * What the instances share. Today one SQLite file and no Redis; with the PostgreSQL store and
@@ -111,6 +112,15 @@ t.test('HAProxy in front of two instances sharing a store', { skip: noHaproxy ??
   for (const key of keys) if ((await nodeOf(a!, key)) !== (await nodeOf(b!, key))) differ.push(key);
   t.same(differ, [], `${keys.length} affinity keys on the same node through both instances`);
 
+  // A WebSocket through HAProxy's WS port streams slots.
+  const ws = await openWs(`ws://127.0.0.1:${haproxy.wsPort}/api-token/${token}/`);
+  t.teardown(() => ws.close());
+  ws.send({ jsonrpc: '2.0', id: 1, method: 'slotSubscribe' });
+  sent++;
+  t.type((await ws.next((f) => f.id === 1)).result, 'number', 'subscribed through HAProxy');
+  await ws.collect((f) => f.method === 'slotNotification', 2, 5000);
+  ws.close();
+
   // SIGTERM to one instance under a closed-loop client (keep-alive connections through HAProxy).
   let stop = false;
   const failures: string[] = [];
@@ -139,6 +149,8 @@ t.test('HAProxy in front of two instances sharing a store', { skip: noHaproxy ??
   await Promise.all(loops);
   sent += calls;
   t.equal(code, 0, `the stopped instance exited 0, ${exitMs.toFixed(0)} ms after SIGTERM`);
+  // HAProxy took it out because /readyz said 503 (Layer7), not because the port closed (Layer4).
+  t.match(haproxy.stderr(), /jumpgate_rpc\/jumpgate1 is DOWN, reason: Layer7 wrong status, code: 503/, 'HAProxy marked the instance down on its /readyz 503');
   t.same(failures.slice(0, 5), [], `no failed call out of ${calls} (${calls - atExit} after the exit)`);
   t.comment(`closed loop: ${calls} calls, ${failures.length} failed; instance a exited ${exitMs.toFixed(0)} ms after SIGTERM`);
 
