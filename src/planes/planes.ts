@@ -53,6 +53,12 @@ export interface ControlView {
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
   drain(graceMs: number): Promise<void>;
   /**
+   * Still accepting, but every answer from now on carries `Connection: close`: keep-alive
+   * clients reconnect, and behind a balancer that has marked this gateway down they reach
+   * another instance (README "Running several instances").
+   */
+  closeAfterAnswers(): void;
+  /**
    * Limits shared across instances (src/shared/): every take that passes, in any thread, is
    * added to `tally`; `ref.rt.limiter` is then the one to debit (with workers, it is attached
    * to their shared buffers).
@@ -100,6 +106,9 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
     drain: (graceMs) => plane.drain(graceMs, log),
+    closeAfterAnswers: () => {
+      plane.ref.rt.draining = true;
+    },
     tallyInto: (tally) => {
       plane.ref.rt.limiter.tally = tally;
     },
@@ -173,6 +182,10 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
       ref.rt.draining = true;
       log.info({ inflight: workers.inflight, workers: count }, 'draining the data-plane workers');
       await workers.drain(graceMs);
+    },
+    closeAfterAnswers() {
+      ref.rt.draining = true;
+      workers.broadcast({ type: 'closeAfterAnswers' });
     },
   };
 }
