@@ -231,7 +231,7 @@ export const ConfigSchema = obj({
         .meta({ description: 'One Redis shared by every instance: hot-key, token and method limits hold across them, token changes reach them at once; null = each instance on its own' }),
       syncMs: int(10, 1000).meta({ description: "How often each instance sends its consumption to Redis and takes the others' from its buckets" }),
       keyPrefix: str('a string').meta({ description: 'Prefix of every Redis key and channel the gateway uses' }),
-      maxKeysPerSync: int(100, 1_000_000).meta({ description: 'Distinct buckets shared per sync at most; takes from further ones stay local' }),
+      maxKeysPerSync: int(100, 100_000).meta({ description: 'Distinct buckets shared per sync at most; takes from further ones stay local' }),
     },
     'Shared state across instances (restart to change)',
   ),

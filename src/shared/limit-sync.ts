@@ -23,6 +23,8 @@ return out
 
 type Consume = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
 
+/** Counters per script call: a call's arguments must fit a function call and Redis's stack. */
+const KEYS_PER_CALL = 1000;
 /** A counter outlives the last take by this much beyond its bucket's refill time. */
 const COUNTER_SLACK_MS = 2000;
 /** How often counters' last totals that expired in Redis are forgotten here. */
@@ -82,7 +84,13 @@ export class LimitSync {
       ttls.push(ttl);
     }
     try {
-      const totals = await this.consume(keys.length, ...keys, ...args);
+      // Sent back to back on the one connection; Redis runs each call atomically.
+      const calls: Promise<number[]>[] = [];
+      for (let i = 0; i < keys.length; i += KEYS_PER_CALL) {
+        const part = keys.slice(i, i + KEYS_PER_CALL);
+        calls.push(this.consume(part.length, ...part, ...args.slice(2 * i, 2 * (i + KEYS_PER_CALL))));
+      }
+      const totals = (await Promise.all(calls)).flat();
       this.link.syncSucceeded();
       this.apply(consumed, keys, ttls, totals);
     } catch (err) {

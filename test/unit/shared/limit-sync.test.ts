@@ -32,7 +32,7 @@ function instance(t: Test, url: string, prefix: string, shared: boolean): Instan
   const limiter = shared ? RateLimiter.shared(config, createLimitBuffers(config)) : new RateLimiter(config);
   const link = new RedisLink(url, silentLogger());
   // A long interval: the test calls sync() itself.
-  const sync = new LimitSync(link, limiter, new ConsumptionTally(1000), { syncMs: 60_000, keyPrefix: prefix, maxSeen: 1000 }, silentLogger());
+  const sync = new LimitSync(link, limiter, new ConsumptionTally(5000), { syncMs: 60_000, keyPrefix: prefix, maxSeen: 5000 }, silentLogger());
   limiter.tally = sync.tally;
   t.teardown(async () => {
     sync.stop();
@@ -119,4 +119,23 @@ t.test('Redis down: syncs fail at once, limits stay local; back up: sharing resu
   await b.sync.sync();
   // A's 10 went with the failed sync; its 50 and 20 since reach Redis now.
   t.equal(drainKey(b.limiter, 'k'), 29, 'B debited by what A took since its failed sync');
+});
+
+t.test('a sync of many buckets goes in several script calls, every counter counted', { skip: skipWithoutRedis() }, async (t) => {
+  const redis = await RedisServer.start();
+  t.teardown(() => redis.kill());
+  const a = instance(t, redis.url, 'ls4:', false);
+  const b = instance(t, redis.url, 'ls4:', true);
+  await eventually('connected', () => a.link.client.status === 'ready' && b.link.client.status === 'ready');
+  const now = performance.now();
+  let allowed = 0;
+  for (let i = 0; i < 2500; i++) if (a.limiter.allowKey(`key${i}`, false, 1 + (i % 3), now)) allowed++;
+  t.equal(allowed, 2500);
+  await a.sync.sync();
+  t.ok(a.link.up, `up after the sync (${a.link.syncFailures} failures)`);
+  t.equal(await a.link.client.dbsize(), 2500, 'one counter per bucket');
+  t.equal(await a.link.client.get('ls4:k:key2499'), '1', 'the last call counted too (2499 % 3 = 0: one call)');
+  t.ok(b.limiter.allowKey('key2498', false, 1, now));
+  await b.sync.sync();
+  t.equal(drainKey(b.limiter, 'key2498'), 96, "B: 100 - 1 own - A's 3");
 });
