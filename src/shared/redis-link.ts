@@ -54,9 +54,13 @@ export class RedisLink {
     this.upListeners.push(fn);
   }
 
-  /** A second connection to the same Redis, for subscriptions: it queues its SUBSCRIBE until connected. */
+  /**
+   * A second connection to the same Redis, for subscriptions: its SUBSCRIBE waits for a
+   * connection however long Redis stays away (one command, so bounded), and ioredis renews it
+   * on every reconnection.
+   */
   subscriber(): Redis {
-    const sub = new Redis(this.url, { ...options(), enableOfflineQueue: true, commandTimeout: undefined });
+    const sub = new Redis(this.url, { ...options(), enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
     // Its failures are the main connection's to report.
     sub.on('error', () => {});
     return sub;

@@ -17,7 +17,7 @@ import { silentLogger } from '../../src/log.js';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';
 import { TOKEN, TOKEN2 } from '../helpers/gateway.js';
-import { freePort, RedisServer, skipWithoutRedis } from '../helpers/redis.js';
+import { RedisServer, skipWithoutRedis } from '../helpers/redis.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -40,7 +40,7 @@ async function sim(t: Test): Promise<SimNode> {
   return s;
 }
 
-async function instance(t: Test, redis: { url: string }, node: SimNode, o: StartOptions = {}): Promise<Gateway> {
+async function instance(t: Test, redis: RedisServer, node: SimNode, o: StartOptions = {}): Promise<Gateway> {
   const config = resolveConfig({
     rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 2 },
     console: { port: 0 },
@@ -249,17 +249,23 @@ t.test('token changes on one instance reach the other within 1 s through Redis, 
   await within1s('deleted', 401);
 });
 
-t.test('a gateway starts and serves with Redis unreachable from the start', async (t) => {
+t.test('a gateway starts and serves with Redis unreachable from the start, and shares once it comes', { skip: skipWithoutRedis() }, async (t) => {
   const node = await sim(t);
-  // Nothing listens there.
-  const url = `redis://127.0.0.1:${await freePort()}/0`;
+  // Started only to reserve its port, then stopped: nothing listens there at the gateway's start.
+  const redis = await RedisServer.start();
+  t.teardown(() => redis.kill());
+  await redis.kill();
   const lines: string[] = [];
   const started = performance.now();
-  const a = await instance(t, { url }, node, { config: { affinity: { keyRate: RATE, keyBurst: BURST }, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } }, logLines: lines });
+  const a = await instance(t, redis, node, { config: { affinity: { keyRate: RATE, keyBurst: BURST }, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } }, logLines: lines });
   t.ok(performance.now() - started < 10_000, `started in ${Math.round(performance.now() - started)} ms`);
   const r = await hammer([a.url], [1], KEYED('alone'), RATE, 1);
   t.ok(r.ok > 0 && r.other === 0, `served: ${r.ok} allowed, ${r.limited} limited, ${r.other} other`);
   t.match(await a.metrics.text(), /^jumpgate_redis_up 0/m);
   await eventually('the outage logged', () => lines.some((l) => l.includes('redis unreachable')));
   t.equal(lines.filter((l) => l.includes('redis unreachable')).length, 1, 'once');
+  await redis.restart();
+  await eventually('subscribed to the token channel once Redis is there', async () => (await redis.numSub('it:tokens')) === 1, 10_000);
+  await eventually('jumpgate_redis_up 1', async () => /^jumpgate_redis_up 1/m.test(await a.metrics.text()), 10_000);
+  t.pass('shared once Redis came');
 });
