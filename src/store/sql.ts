@@ -122,8 +122,8 @@ export class SqlStore implements FullStore {
     return usage.addUsage(this.db, rows);
   }
 
-  compactUsage(now: number, retentionDays: number): Promise<void> {
-    return usage.compactUsage(this.db, now, retentionDays);
+  async compactUsage(now: number, retentionDays: number): Promise<void> {
+    await usage.compactUsage(this.db, now, retentionDays);
   }
 
   overview(accountId: string, stackId: string, now: number): Promise<Overview> {

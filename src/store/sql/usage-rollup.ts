@@ -9,7 +9,7 @@
 import type { UsageTable } from '../schema.js';
 import type { Db } from './db.js';
 import { LatencySum, v2Bytes } from './latency-sum.js';
-import { floorTo, KEY_COLUMN, type SpanTable, type UsageScope } from './usage-spans.js';
+import { floorTo, KEY_COLUMN, SPANS, type SpanTable, type UsageScope } from './usage-spans.js';
 
 /** What one usage row adds (UsageRow without its key and minute). */
 export interface UsageAmounts {
@@ -99,17 +99,31 @@ export class UsageBatch {
    * goes row by row.
    */
   async write(trx: Db): Promise<void> {
-    const groups = new Map<string, PendingRow[]>();
-    for (const r of this.rows.values()) {
-      const g = r.table + '\0' + r.start;
-      const list = groups.get(g);
-      if (list === undefined) groups.set(g, [r]);
-      else list.push(r);
-    }
-    for (const list of groups.values()) {
-      for (let i = 0; i < list.length; i += CHUNK_ROWS) await writeChunk(trx, list.slice(i, i + CHUNK_ROWS));
+    // One order for every writer (table as in SPANS, start, key, method): two gateways adding
+    // into the same rows then lock them in the same order, rather than each waiting on a row
+    // the other holds (a deadlock PostgreSQL breaks by failing one; see sql/retry.ts).
+    const sorted = [...this.rows.values()].sort(writeOrder);
+    let i = 0;
+    while (i < sorted.length) {
+      const first = sorted[i]!;
+      let end = i + 1;
+      while (end < sorted.length && end - i < CHUNK_ROWS && sorted[end]!.table === first.table && sorted[end]!.start === first.start) end++;
+      await writeChunk(trx, sorted.slice(i, end));
+      i = end;
     }
   }
+}
+
+/** Position of each table in the write order: token spans, then stack spans, shortest first (as compaction deletes). */
+const TABLE_ORDER = new Map<string, number>([...SPANS.token, ...SPANS.stack].map((s, i) => [s.table, i]));
+
+function writeOrder(a: PendingRow, b: PendingRow): number {
+  return (
+    TABLE_ORDER.get(a.table)! - TABLE_ORDER.get(b.table)! ||
+    a.start - b.start ||
+    (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) ||
+    (a.method < b.method ? -1 : a.method > b.method ? 1 : 0)
+  );
 }
 
 /** Rows per lookup and per insert (9 bound values a row: far below any driver's limit). */
