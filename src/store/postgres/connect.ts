@@ -51,7 +51,10 @@ export function clientConfig(url: string): pg.ClientConfig {
     throw new StoreUrlError(`store.url ${redactUrl(url)}: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
   }
   if (u.pathname.length <= 1) throw new StoreUrlError(`store.url ${redactUrl(url)}: name the database (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
-  return { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types };
+  // keepAlive: a server that vanished without closing (network partition) fails the
+  // connection instead of leaving a query waiting forever. application_name shows the
+  // gateways in pg_stat_activity (a `?application_name=` in the URL wins).
+  return { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: 'jumpgate', types };
 }
 
 /** A pool on `url`, its first connection made (StoreConnectError when the server is unreachable or refuses us). */
