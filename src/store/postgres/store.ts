@@ -9,8 +9,8 @@ import type pg from 'pg';
 import { migrateToLatest } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { SqlStore } from '../sql.js';
-import { compactUsage } from '../sql/usage.js';
-import type { ApiToken, Stack } from '../types.js';
+import { addUsage, compactUsage } from '../sql/usage.js';
+import type { ApiToken, Stack, UsageRow } from '../types.js';
 import { ChangeListener } from './listener.js';
 
 /** The NOTIFY channel of token and stack changes. */
@@ -44,6 +44,11 @@ export class PgStore extends SqlStore {
   override async close(): Promise<void> {
     await this.listener.close();
     await super.close();
+  }
+
+  /** Rows locked as they are looked up, in key order, so flushes of several instances queue instead of deadlocking. */
+  override async addUsage(rows: UsageRow[]): Promise<void> {
+    await addUsage(this.db, rows, true);
   }
 
   /** Skipped while another instance compacts (its transaction holds the lock); the next interval tries again. */

@@ -6,6 +6,7 @@
 // with an optimistic check, so concurrent writers (several gateways on one database) add up
 // and never overwrite one another.
 
+import { sql } from 'kysely';
 import type { UsageTable } from '../schema.js';
 import type { Db } from './db.js';
 import { LatencySum, v2Bytes } from './latency-sum.js';
@@ -98,7 +99,13 @@ export class UsageBatch {
    * a backfill mostly inserts); what a concurrent writer inserted meanwhile, and every update,
    * goes row by row.
    */
-  async write(trx: Db): Promise<void> {
+  /**
+   * `rowLocks`: the database locks rows, not itself (PostgreSQL). Each chunk's rows are then
+   * taken (inserted or locked) in key order before they are updated, so two writers on the
+   * same rows queue instead of deadlocking, and the one statement that updates a chunk (which
+   * visits rows in whatever order its plan picks) never waits on another writer.
+   */
+  async write(trx: Db, rowLocks = false): Promise<void> {
     // One order for every writer (table as in SPANS, start, key, method): two gateways adding
     // into the same rows then lock them in the same order, rather than each waiting on a row
     // the other holds (a deadlock PostgreSQL breaks by failing one; see sql/retry.ts).
@@ -108,7 +115,7 @@ export class UsageBatch {
       const first = sorted[i]!;
       let end = i + 1;
       while (end < sorted.length && end - i < CHUNK_ROWS && sorted[end]!.table === first.table && sorted[end]!.start === first.start) end++;
-      await writeChunk(trx, sorted.slice(i, end));
+      await writeChunk(trx, sorted.slice(i, end), rowLocks);
       i = end;
     }
   }
@@ -132,7 +139,7 @@ const CHUNK_ROWS = 500;
 const rowId = (key: string, method: string): string => key + '\0' + method;
 
 /** Adds rows of one table and one start into the database. */
-async function writeChunk(trx: Db, rows: PendingRow[]): Promise<void> {
+async function writeChunk(trx: Db, rows: PendingRow[], rowLocks: boolean): Promise<void> {
   const first = rows[0]!;
   // Every usage table has the same columns but for its key; the casts only pick one table's
   // name for the typings.
@@ -141,7 +148,19 @@ async function writeChunk(trx: Db, rows: PendingRow[]): Promise<void> {
   const keys = [...new Set(rows.map((r) => r.key))];
   const methods = [...new Set(rows.map((r) => r.method))];
   // Keys × methods may name a few rows not asked for; they are ignored.
-  const found = await trx.selectFrom(t).select([k, 'method', 'histogram']).where('start_ms', '=', first.start).where(k, 'in', keys).where('method', 'in', methods).execute();
+  if (rowLocks) {
+    // Every row made to exist first (zeros where missing; an insert holds its row), then all
+    // locked in key order: each row is taken in that one order, by insert or by lock, so two
+    // writers wait on each other only one way round.
+    await trx
+      .insertInto(t)
+      .values(rows.map((r) => zeroValues(k, r)))
+      .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
+      .execute();
+  }
+  let lookup = trx.selectFrom(t).select([k, 'method', 'histogram']).where('start_ms', '=', first.start).where(k, 'in', keys).where('method', 'in', methods);
+  if (rowLocks) lookup = lookup.orderBy(k).orderBy('method').forUpdate();
+  const found = await lookup.execute();
   const existing = new Map<string, string | null>();
   for (const f of found) existing.set(rowId(f[k], f.method), f.histogram);
   const missing = rows.filter((r) => !existing.has(rowId(r.key, r.method)));
@@ -157,12 +176,46 @@ async function writeChunk(trx: Db, rows: PendingRow[]): Promise<void> {
     // Inserted by another writer since the lookup: added into theirs below.
     lost = new Set(missing.filter((r) => !done.has(rowId(r.key, r.method))));
   }
+  const present = rows.filter((r) => existing.has(rowId(r.key, r.method)));
+  const updated = present.length === 0 ? new Set<string>() : await updateAll(trx, k, present, existing);
   for (const r of rows) {
-    const cur = existing.get(rowId(r.key, r.method));
-    if (cur !== undefined) {
-      if (!(await tryUpdate(trx, k, r, cur))) await addRow(trx, r);
-    } else if (lost.has(r)) await addRow(trx, r);
+    // Rows whose histogram another writer changed since the lookup, and rows it inserted.
+    if ((existing.has(rowId(r.key, r.method)) && !updated.has(rowId(r.key, r.method))) || lost.has(r)) await addRow(trx, r);
   }
+}
+
+/**
+ * Adds each of `rows` (one table and start, all present) into its row in one statement, as
+ * tryUpdate does one by one: sums in SQL, the histogram only where it is still what the
+ * lookup read. A flush mostly adds into rows that exist, so this is most of its work; one
+ * statement instead of one per row matters where every statement is a network round trip
+ * (PostgreSQL). UPDATE … FROM a VALUES list named in a WITH clause, which SQLite and
+ * PostgreSQL both take; the numbers are cast so PostgreSQL types the list. Resolves the ids
+ * (rowId) of the rows updated.
+ */
+async function updateAll(trx: Db, k: 'token_id', rows: PendingRow[], existing: Map<string, string | null>): Promise<Set<string>> {
+  const t = rows[0]!.table;
+  const col = (c: string) => sql.ref(`${t}.${c}`);
+  const values = sql.join(
+    rows.map((r) => {
+      const cur = existing.get(rowId(r.key, r.method)) ?? null;
+      const check = r.histograms > 0 ? 1 : 0;
+      return sql`(${r.key}, ${r.method}, cast(${r.calls} as bigint), cast(${r.errors} as bigint), cast(${r.bytesIn} as bigint), cast(${r.bytesOut} as bigint), cast(${check} as integer), ${cur}, ${check === 1 ? r.encoded(cur) : null})`;
+    }),
+  );
+  const res = await sql<{ k: string; method: string }>`with v(k, method, calls, errors, bytes_in, bytes_out, check_hist, cur, hist) as (values ${values})
+update ${sql.table(t)} set calls = ${col('calls')} + v.calls, errors = ${col('errors')} + v.errors, bytes_in = ${col('bytes_in')} + v.bytes_in, bytes_out = ${col('bytes_out')} + v.bytes_out,
+  histogram = case when v.check_hist = 1 then v.hist else ${col('histogram')} end
+from v
+where ${col(k)} = v.k and ${col('method')} = v.method and ${col('start_ms')} = ${rows[0]!.start}
+  and (v.check_hist = 0 or (v.cur is null and ${col('histogram')} is null) or ${col('histogram')} = v.cur)
+returning ${col(k)} as k, ${col('method')} as method`.execute(trx);
+  return new Set(res.rows.map((x) => rowId(x.k, x.method)));
+}
+
+function zeroValues(k: 'token_id', r: PendingRow): UsageTable {
+  const values = { [k]: r.key, method: r.method, start_ms: r.start, calls: 0, errors: 0, bytes_in: 0, bytes_out: 0, histogram: null };
+  return values as unknown as UsageTable;
 }
 
 function newValues(k: 'token_id', r: PendingRow): UsageTable {

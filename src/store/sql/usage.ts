@@ -13,7 +13,8 @@ import { ceilTo, DAY_MS, floorTo, HOUR_MS, MINUTE_MS, SPANS } from './usage-span
 // The span sizes, where callers have always found them.
 export { DAY_MS, floorTo, HOUR_MS, MINUTE_MS } from './usage-spans.js';
 
-export async function addUsage(db: Kysely<Database>, rows: UsageRow[]): Promise<void> {
+/** `rowLocks`: the database locks rows (PostgreSQL), see UsageBatch.write. */
+export async function addUsage(db: Kysely<Database>, rows: UsageRow[], rowLocks = false): Promise<void> {
   if (rows.length === 0) return;
   // Another gateway flushing the same rows may deadlock with this one (sql/retry.ts); the batch
   // writes rows in one fixed order to make that rare, and a rolled-back flush runs again whole.
@@ -22,7 +23,7 @@ export async function addUsage(db: Kysely<Database>, rows: UsageRow[]): Promise<
       const stacks = await stacksOf(trx, rows.map((r) => r.tokenId));
       const batch = new UsageBatch();
       for (const r of rows) batch.add(SPANS.token, SPANS.stack, r.tokenId, stacks.get(r.tokenId) ?? null, r.method, floorTo(r.minute, MINUTE_MS), r);
-      await batch.write(trx);
+      await batch.write(trx, rowLocks);
     }),
   );
 }
