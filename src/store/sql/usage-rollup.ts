@@ -1,7 +1,7 @@
 // Writing usage into its tables: every usage row is added into the rows around it, its
 // token's minute, hour and 6-hour block and, when the token belongs to a stack, the stack's
 // minute, hour, 6-hour block and day, all in the caller's transaction. A batch is
-// first summed in memory, one pending row per table row it touches, then each pending row is
+// first summed in memory, one pending row per table row it touches, then the pending rows are
 // added into the database: sums in SQL (atomic), the histogram read, merged and written back
 // with an optimistic check, so concurrent writers (several gateways on one database) add up
 // and never overwrite one another.
@@ -95,11 +95,10 @@ export class UsageBatch {
 
   /**
    * Adds every pending row into the database. Rows of one table and start are looked up
-   * together and the missing ones inserted together (a flush mostly adds into rows that exist,
-   * a backfill mostly inserts); what a concurrent writer inserted meanwhile, and every update,
-   * goes row by row.
-   */
-  /**
+   * together, the missing ones inserted together and the present ones updated together (a
+   * flush mostly adds into rows that exist, a backfill mostly inserts); what a concurrent
+   * writer inserted or changed meanwhile goes row by row.
+   *
    * `rowLocks`: the database locks rows, not itself (PostgreSQL). Each chunk's rows are then
    * taken (inserted or locked) in key order before they are updated, so two writers on the
    * same rows queue instead of deadlocking, and the one statement that updates a chunk (which
