@@ -97,9 +97,16 @@ export function startTokenSync(store: Store, table: TokenTable, staticTokens: Co
   }, intervalMs);
   timer.unref();
   // A store that pushes changes (PostgreSQL's LISTEN/NOTIFY) makes the sync look at once;
-  // polling stays, for changes whose notification was lost.
+  // polling stays, for changes whose notification was lost. A burst of notifications queues
+  // one sync behind the running one, not one each: that sync reads the version after all of them.
+  let changeQueued = false;
   const unsubscribe = store.onTokensChanged?.(() => {
-    if (!stopped) void syncNow();
+    if (stopped || changeQueued) return;
+    changeQueued = true;
+    void (running ?? Promise.resolve()).then(() => {
+      changeQueued = false;
+      return syncNow();
+    });
   });
 
   return {
