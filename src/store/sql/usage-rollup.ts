@@ -100,9 +100,9 @@ export class UsageBatch {
    * writer inserted or changed meanwhile goes row by row.
    *
    * `rowLocks`: the database locks rows, not itself (PostgreSQL). Each chunk's rows are then
-   * taken (inserted or locked) in key order before they are updated, so two writers on the
-   * same rows queue instead of deadlocking, and the one statement that updates a chunk (which
-   * visits rows in whatever order its plan picks) never waits on another writer.
+   * taken in key order (inserted when new, else locked) before any is updated, so two writers
+   * on the same rows queue instead of deadlocking, and the one statement that updates a chunk
+   * (which visits rows in whatever order its plan picks) never waits on another writer.
    */
   async write(trx: Db, rowLocks = false): Promise<void> {
     // One order for every writer (table as in SPANS, start, key, method): two gateways adding
@@ -144,43 +144,47 @@ async function writeChunk(trx: Db, rows: PendingRow[], rowLocks: boolean): Promi
   // name for the typings.
   const t = first.table as 'usage_minute';
   const k = KEY_COLUMN[first.scope] as 'token_id';
-  const keys = [...new Set(rows.map((r) => r.key))];
-  const methods = [...new Set(rows.map((r) => r.method))];
-  // Keys × methods may name a few rows not asked for; they are ignored.
+  let pending = rows;
   if (rowLocks) {
-    // Every row made to exist first (zeros where missing; an insert holds its row), then all
-    // locked in key order: each row is taken in that one order, by insert or by lock, so two
-    // writers wait on each other only one way round.
-    await trx
-      .insertInto(t)
-      .values(rows.map((r) => zeroValues(k, r)))
-      .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
-      .execute();
+    // Each row taken in key order, by this insert (new rows, which it holds) or by the
+    // locking lookup below (the rest): two writers then wait on each other only one way round.
+    const inserted = await insertNew(trx, t, k, rows);
+    pending = rows.filter((r) => !inserted.has(rowId(r.key, r.method)));
+    if (pending.length === 0) return;
   }
+  const keys = [...new Set(pending.map((r) => r.key))];
+  const methods = [...new Set(pending.map((r) => r.method))];
+  // Keys × methods may name a few rows not asked for; they are ignored.
   let lookup = trx.selectFrom(t).select([k, 'method', 'histogram']).where('start_ms', '=', first.start).where(k, 'in', keys).where('method', 'in', methods);
   if (rowLocks) lookup = lookup.orderBy(k).orderBy('method').forUpdate();
   const found = await lookup.execute();
   const existing = new Map<string, string | null>();
   for (const f of found) existing.set(rowId(f[k], f.method), f.histogram);
-  const missing = rows.filter((r) => !existing.has(rowId(r.key, r.method)));
+  const missing = pending.filter((r) => !existing.has(rowId(r.key, r.method)));
   let lost = new Set<PendingRow>();
   if (missing.length > 0) {
-    const inserted = await trx
-      .insertInto(t)
-      .values(missing.map((r) => newValues(k, r)))
-      .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
-      .returning([k, 'method'])
-      .execute();
-    const done = new Set(inserted.map((x) => rowId(x[k], x.method)));
-    // Inserted by another writer since the lookup: added into theirs below.
-    lost = new Set(missing.filter((r) => !done.has(rowId(r.key, r.method))));
+    const inserted = await insertNew(trx, t, k, missing);
+    // Inserted by another writer since the lookup (or, with rowLocks, deleted and inserted
+    // again meanwhile): added into theirs below.
+    lost = new Set(missing.filter((r) => !inserted.has(rowId(r.key, r.method))));
   }
-  const present = rows.filter((r) => existing.has(rowId(r.key, r.method)));
+  const present = pending.filter((r) => existing.has(rowId(r.key, r.method)));
   const updated = present.length === 0 ? new Set<string>() : await updateAll(trx, k, present, existing);
-  for (const r of rows) {
+  for (const r of pending) {
     // Rows whose histogram another writer changed since the lookup, and rows it inserted.
     if ((existing.has(rowId(r.key, r.method)) && !updated.has(rowId(r.key, r.method))) || lost.has(r)) await addRow(trx, r);
   }
+}
+
+/** Inserts those of `rows` whose row does not exist yet; resolves the ids (rowId) of those it inserted. */
+async function insertNew(trx: Db, t: 'usage_minute', k: 'token_id', rows: PendingRow[]): Promise<Set<string>> {
+  const inserted = await trx
+    .insertInto(t)
+    .values(rows.map((r) => newValues(k, r)))
+    .onConflict((oc) => oc.columns([k, 'method', 'start_ms']).doNothing())
+    .returning([k, 'method'])
+    .execute();
+  return new Set(inserted.map((x) => rowId(x[k], x.method)));
 }
 
 /**
@@ -210,11 +214,6 @@ where ${col(k)} = v.k and ${col('method')} = v.method and ${col('start_ms')} = $
   and (v.check_hist = 0 or (v.cur is null and ${col('histogram')} is null) or ${col('histogram')} = v.cur)
 returning ${col(k)} as k, ${col('method')} as method`.execute(trx);
   return new Set(res.rows.map((x) => rowId(x.k, x.method)));
-}
-
-function zeroValues(k: 'token_id', r: PendingRow): UsageTable {
-  const values = { [k]: r.key, method: r.method, start_ms: r.start, calls: 0, errors: 0, bytes_in: 0, bytes_out: 0, histogram: null };
-  return values as unknown as UsageTable;
 }
 
 function newValues(k: 'token_id', r: PendingRow): UsageTable {

@@ -160,6 +160,7 @@ for (const kind of KINDS) {
 
   t.test(`${kind}: token lifecycle, hashing and the token version`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
+    t.equal(typeof s.onTokensChanged, kind === 'postgres' ? 'function' : 'undefined', 'only PostgreSQL pushes token changes (LISTEN/NOTIFY)');
     const v0 = await s.tokenVersion();
     const a = await s.createAccount('a@example.com', 'h');
     const stack = await s.createStack(a.id, 'main', null);
