@@ -46,7 +46,7 @@ export class PgStore extends SqlStore {
     await super.close();
   }
 
-  /** Rows locked as they are looked up, in key order, so flushes of several instances queue instead of deadlocking. */
+  /** Rows taken in key order (inserted when new, else locked) before they are updated, so flushes of several instances queue instead of deadlocking. */
   override async addUsage(rows: UsageRow[]): Promise<void> {
     await addUsage(this.db, rows, true);
   }
