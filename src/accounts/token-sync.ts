@@ -1,7 +1,8 @@
 // Keeps the gateway's in-memory token table in step with the store: polls the store's token
 // version (one indexed row, cheap) every `intervalMs`; at start and whenever it moved, loads
 // every token and swaps the table's contents in one synchronous step, so a change (create,
-// deactivate, delete, stack disabled) reaches the hot path within about one interval.
+// deactivate, delete, stack disabled) reaches the hot path within about one interval, or at
+// once when the store pushes changes (onTokensChanged: PostgreSQL).
 // Static config tokens stay in the table: the first load puts them next to the store's;
 // afterwards only store entries are touched (a config reload manages the static ones).
 
@@ -20,6 +21,8 @@ export interface TokenSyncOptions {
 export interface TokenSync {
   /** Reloads now if the version moved (or on the first call); the table is current when it resolves. */
   syncNow(): Promise<void>;
+  /** Someone says tokens changed (a store notification, another instance through Redis): one sync soon, however many say so. */
+  changed(): void;
   stop(): void;
   /** The store version the table reflects; -1 before the first load. */
   readonly version: number;
@@ -95,12 +98,27 @@ export function startTokenSync(store: Store, table: TokenTable, staticTokens: Co
     if (running === null) void syncNow();
   }, intervalMs);
   timer.unref();
+  // A store that pushes changes (PostgreSQL's LISTEN/NOTIFY) makes the sync look at once;
+  // polling stays, for changes whose notification was lost. A burst of notifications queues
+  // one sync behind the running one, not one each: that sync reads the version after all of them.
+  let changeQueued = false;
+  const changed = (): void => {
+    if (stopped || changeQueued) return;
+    changeQueued = true;
+    void (running ?? Promise.resolve()).then(() => {
+      changeQueued = false;
+      return syncNow();
+    });
+  };
+  const unsubscribe = store.onTokensChanged?.(changed);
 
   return {
     syncNow,
+    changed,
     stop() {
       stopped = true;
       clearInterval(timer);
+      unsubscribe?.();
     },
     get version() {
       return version;

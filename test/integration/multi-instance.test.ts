@@ -1,6 +1,7 @@
 // The whole setup of README "Running several instances", end to end: HAProxy from
 // deploy/haproxy/jumpgate-cluster.cfg in front of two jumpgate processes (`jumpgate start
-// --config`, one data-plane worker each) sharing one store, three simulated nodes behind them.
+// --config`, one data-plane worker each) sharing one PostgreSQL store (a throwaway cluster),
+// three simulated nodes behind them.
 // Calls through HAProxy reach both instances; a token made with the CLI works through HAProxy
 // within a second; usage from both adds up in the store; an instance stopped with SIGTERM under
 // a closed-loop client costs that client no call (HAProxy reads /readyz during the delay) and
@@ -17,19 +18,17 @@ import { eventually } from '../helpers/eventually.js';
 import { frontMissing } from '../helpers/fronts.js';
 import { startHaproxyCluster } from '../helpers/haproxy-cluster.js';
 import { freePort, GET_SLOT, postOnce, startInstance, type Instance } from '../helpers/instances.js';
+import { postgresSkipReason, startPostgres } from '../helpers/postgres.js';
 import { openWs } from '../helpers/ws-client.js';
 
-/**
- * What the instances share. Today one SQLite file and no Redis; with the PostgreSQL store and
- * Redis limits: `startPostgres()` (test/helpers/postgres.ts) for `storeUrl`, the Redis helper
- * (test/helpers/redis.ts) for `redisUrl`, their stops in `close`.
- */
-async function sharedBackends(dir: string): Promise<{ storeUrl: string; redisUrl: string | null; close(): Promise<void> }> {
-  return { storeUrl: `sqlite://${join(dir, 'shared.db')}`, redisUrl: null, close: async () => {} };
+/** What the instances share: a PostgreSQL database. */
+async function sharedBackends(): Promise<{ storeUrl: string; redisUrl: string | null; close(): Promise<void> }> {
+  const pg = await startPostgres();
+  return { storeUrl: await pg.createDatabase('multi'), redisUrl: null, close: () => pg.stop() };
 }
 
 const ADMIN_TOKEN = 'multi-instance-admin-0123456789';
-const noHaproxy = await frontMissing('haproxy');
+const missing = (await frontMissing('haproxy')) ?? postgresSkipReason();
 
 /** Client requests an instance answered, from its /metrics (workers report once a second). */
 async function served(i: Instance): Promise<number> {
@@ -39,9 +38,9 @@ async function served(i: Instance): Promise<number> {
   return n;
 }
 
-t.test('HAProxy in front of two instances sharing a store', { skip: noHaproxy ?? false, timeout: 90_000 }, async (t) => {
+t.test('HAProxy in front of two instances sharing a store', { skip: missing, timeout: 90_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jg-multi-'));
-  const shared = await sharedBackends(dir);
+  const shared = await sharedBackends();
   t.teardown(() => shared.close());
   const sims = await Promise.all(['n0', 'n1', 'n2'].map((id) => startSim({ id, port: 0 })));
   t.teardown(() => Promise.all(sims.map((s) => s.close())));
