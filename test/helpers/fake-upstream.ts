@@ -26,6 +26,16 @@ export class FakeClient implements UpstreamClient {
     return this.neverWritten;
   }
 
+  /** Attempts taken back before being written (a hedge answered first). */
+  readonly withdrawn: AttemptSink[] = [];
+  /** What withdraw() answers: true = the attempt was still queued. */
+  queued = false;
+
+  withdraw(a: AttemptSink): boolean {
+    if (this.queued) this.withdrawn.push(a);
+    return this.queued;
+  }
+
   /** Attempts not ended yet. */
   open(): AttemptSink[] {
     return this.attempts.filter((a) => !a.done);

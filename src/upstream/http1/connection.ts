@@ -134,7 +134,9 @@ export class Connection implements AnswerSink, Flushable {
     let start = 0;
     let corked = false;
     for (let i = from; i < to; i++) {
-      const body = q[i]!.body;
+      const a = q[i]!;
+      a.written = true;
+      const body = a.body;
       at += prefix.copy(out, at);
       at += out.write(body.length + '\r\n\r\n', at, 'latin1');
       if (body.length <= COPY_LIMIT) {
@@ -217,6 +219,16 @@ export class Connection implements AnswerSink, Flushable {
     if (this.closed) return;
     this.socket.destroy();
     this.onClose(reason, false);
+  }
+
+  /** Takes back a request not written yet (true); a written one stays and its answer will be ignored. */
+  withdraw(a: AttemptSink): boolean {
+    const q = this.queue;
+    const i = q.indexOf(a, this.head);
+    if (i === -1 || (i < this.sent && this.ready)) return false;
+    q.splice(i, 1);
+    if (a.exclusive) this.exclusive--;
+    return true;
   }
 
   /** True when its request is removed before being written; false when it was written. */

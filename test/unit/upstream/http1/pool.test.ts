@@ -78,6 +78,7 @@ interface Outcome {
 }
 
 class Sink implements AttemptSink {
+  written = false;
   clientRef: unknown = null;
   done = false;
   readonly body: Buffer;
