@@ -53,6 +53,10 @@ export interface FakeNode {
   inflight: number;
   requests: number;
   usable: boolean;
+  /** What routing/node-view.ts reads (broadcasts and hedges go only to usable nodes). */
+  state: 'healthy' | 'unhealthy';
+  drained: boolean;
+  weight: number;
   successes: number;
   failures: string[];
   recordSuccess(ms: number, now: number): void;
@@ -67,6 +71,9 @@ export function fakeNode(id: string, index: number): FakeNode {
     inflight: 0,
     requests: 0,
     usable: true,
+    state: 'healthy',
+    drained: false,
+    weight: 1,
     successes: 0,
     failures: [],
     recordSuccess() {
