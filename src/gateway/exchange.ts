@@ -212,13 +212,18 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     if (this.plan === null) return this.finishSingle(call);
     this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: this.errorData(call) });
     if (call.node !== null && !listsNode(this.nodeIds, call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
-    if (call.nodesTried !== '') this.addTried(call.nodesTried);
+    this.addAsked(call.asked);
     if (--this.pending === 0) this.finishBatch();
   }
 
   /** Adds a sub-batch's nodes asked to the batch's list, each once, in order. */
-  private addTried(list: string): void {
-    for (const id of list.split(',')) if (!listsNode(this.nodesTried, id)) this.nodesTried = this.nodesTried === '' ? id : this.nodesTried + ',' + id;
+  private addAsked(list: string): void {
+    if (list === '') return;
+    if (this.nodesTried === '' || this.nodesTried === list) {
+      this.nodesTried = list;
+      return;
+    }
+    for (const id of list.split(',')) if (!listsNode(this.nodesTried, id)) this.nodesTried += ',' + id;
   }
 
   /** A coalesced call ended (gateway/coalesce.ts): `response` carries this request's own id. */
@@ -268,6 +273,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     for (const o of this.outcomes!) if (o.error !== null) failed ??= o.error;
     // A batch fails as a whole (HTTP error status) only when no node answered any part of it.
     const status = failed !== null && !answered ? failed.http : 200;
+    // The list is for requests that asked more than one node.
+    if (this.nodesTried.indexOf(',') < 0) this.nodesTried = '';
     this.respond(statusLine(status), merged ?? EMPTY, this.nodeIds);
   }
 

@@ -213,6 +213,11 @@ export class UpstreamCall {
     this.events = spec.events ?? null;
   }
 
+  /** Every node asked, comma-separated in order ('' before the first attempt). */
+  get asked(): string {
+    return this.nodesTried !== '' ? this.nodesTried : this.current === null ? '' : this.current.node.id;
+  }
+
   /** Whether the request went out to a node already (a coalescing joiner then needs the window). */
   get written(): boolean {
     return this.current !== null && this.current.written;
@@ -356,7 +361,6 @@ export class UpstreamCall {
         a.done = true;
         clearTimeout(a.timer);
         a.node.inflight--;
-        a.node.requests--;
         this.live--;
       }
     }

@@ -3,6 +3,7 @@
 // different params, late callers and writes get calls of their own.
 
 import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
 async function setup(t: { teardown(fn: () => unknown): void }, coalesce: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Harness> {
@@ -88,4 +89,6 @@ t.test('rpc.workers 2: coalescing is per worker, each caller still gets its own 
   for (let i = 0; i < ids.length; i++) t.ok(answers[i]!.text.endsWith(`"id":${ids[i]}}`), `caller ${ids[i]} got its own id`);
   const n = upstream(h, 'getLatestBlockhash');
   t.ok(n >= 1 && n <= 2, `at most one upstream call per worker: ${n}`);
+  // Each worker reports its joins once a second; the control plane's exporter adds them up.
+  await eventually('joins reported by the workers', async () => /jumpgate_coalesced_joins_total (\d+)\n/.exec(await h.gw.metrics.text())?.[1] === String(ids.length - n), 5000, 100);
 });

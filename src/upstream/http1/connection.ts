@@ -210,7 +210,11 @@ export class Connection implements AnswerSink, Flushable {
       if (a.done) continue;
       if (!this.ready) a.failed(F_CONNECT, reason);
       else if (i === head && i < sent && !this.closing) a.failed(F_OTHER, reason);
-      else this.owner.resend(a);
+      else {
+        // It goes out again: until then its body is still needed (call.ts bodyInUse).
+        a.written = false;
+        this.owner.resend(a);
+      }
     }
   }
 
