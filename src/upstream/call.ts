@@ -167,6 +167,8 @@ export class UpstreamCall {
   /** performance.now() when the first attempt was handed to a client. */
   sentAt = 0;
   hedgeTimer: NodeJS.Timeout | null = null;
+  /** A broadcast is still sending: a client that fails an attempt at once must not end it early. */
+  private launching = false;
   /** Hedges sent. */
   hedged = 0;
   private lastFailure = F_NONE;
@@ -246,13 +248,16 @@ export class UpstreamCall {
   private broadcast(first: UpstreamNode): void {
     this.open = [];
     this.reasons = [];
+    this.launching = true;
     this.launch(first);
     for (let k = 1; k < this.fanout; k++) {
       const n = this.router.route(this);
       if (n === null || !usable(n)) break;
       this.launch(n);
     }
+    this.launching = false;
     if (this.attempts > 1 && this.events !== null) this.events.callEvent('broadcast');
+    if (this.live === 0 && !this.finished) this.endBroadcast();
   }
 
   private launch(node: UpstreamNode): void {
@@ -311,7 +316,7 @@ export class UpstreamCall {
     if (this.finished) return;
     if (this.reasons !== null) {
       this.reasons.push(node.id + ': ' + reason);
-      if (this.live === 0) this.endBroadcast();
+      if (this.live === 0 && !this.launching) this.endBroadcast();
       return;
     }
     this.lastFailure = failure;
@@ -329,7 +334,7 @@ export class UpstreamCall {
       this.errorAnswerBody = body;
       this.errorStatus = status;
     }
-    if (this.live === 0) this.endBroadcast();
+    if (this.live === 0 && !this.launching) this.endBroadcast();
   }
 
   /** Every broadcast attempt ended without a result: the first node's error answer, else 7502 with every reason. */
