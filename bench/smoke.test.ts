@@ -156,7 +156,7 @@ t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured',
   t.equal(code, 0, 'runner exited 0');
   const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>;
   for (const [name, rows] of [
-    ['hedge', 3],
+    ['hedge', 5],
     ['coalesce', 3],
     ['broadcast', 2],
   ] as const) {
