@@ -52,6 +52,8 @@ class SharedCall implements CallOwner {
     const callers = this.callers;
     for (let i = 0; i < callers.length; i++) {
       const c = callers[i]!;
+      // An answer without an id (a node that omits them) is passed as it is: that node would
+      // have omitted the caller's id too.
       c.sharedDone(call, answer === null || s < 0 ? answer : withId(answer, s, e, c.body!));
     }
   }
