@@ -17,7 +17,7 @@ import { encodeBase58 } from '../src/tools/sim/base58.js';
 import { accountOf } from '../src/tools/sim/chain.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';
-import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, type GatewayProc, type Proc } from './procs.js';
+import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startPumpProc, startSimProc, type GatewayProc, type Proc } from './procs.js';
 
 export const TOKEN = 'bench-token-0123456789abcdef';
 /** The gateway's settings for S1–S5: everything on the main thread, as the peers run one worker/thread. */
@@ -100,6 +100,9 @@ export interface HttpRunOptions {
   log?: (line: string) => void;
 }
 
+const PUMP = 'byte pump (floor)';
+const PUMP_NOTE = `${PUMP}: bench/pump-server.ts passes each body unchanged to a node through jumpgate's upstream client and answers with the node's bytes (no validation, ids, routing or usage): the floor of a proxy written in JavaScript on uWS.js`;
+
 interface Target {
   name: string;
   /** A jumpgate process (warmed up before round 1). */
@@ -136,6 +139,8 @@ interface Def {
    * split); the same process, so warm-up and memory layout are the same as its other rows.
    */
   variants: { name: string; args: string[]; config?: string }[];
+  /** Also measure the byte pump (pump-server.ts): the floor of a JavaScript proxy on uWS.js. */
+  pump: boolean;
   notes: string[];
 }
 
@@ -143,7 +148,16 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
   const rate = o.s2Rate ?? (o.quick ? 2000 : 10_000);
   const pk = largeAccounts();
   return {
-    s1: { id: 's1', title: 'S1: single getSlot, closed loop, 50 connections', args: ['--closed', '--connections', '50'], calls: 1, peerAffinity: false, variants: [], notes: [] },
+    s1: {
+      id: 's1',
+      title: 'S1: single getSlot, closed loop, 50 connections',
+      args: ['--closed', '--connections', '50'],
+      calls: 1,
+      peerAffinity: false,
+      variants: [],
+      pump: true,
+      notes: [PUMP_NOTE],
+    },
     s2: {
       id: 's2',
       title: `S2: single getSlot, open loop at ${rate.toLocaleString('en-US')} req/s, 50 connections: latency added over direct`,
@@ -151,6 +165,7 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       calls: 1,
       peerAffinity: false,
       variants: [],
+      pump: false,
       notes: ['latency from each request’s intended send time (coordinated omission corrected)'],
     },
     s3: {
@@ -160,6 +175,7 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       calls: 1,
       peerAffinity: true,
       variants: [],
+      pump: false,
       notes: ['X-Service-Affinity: key with X-Service-Affinity-Key cycling over 10,000 keys; nginx and HAProxy hash that header consistently'],
     },
     s4: {
@@ -172,9 +188,11 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
         { name: 'jumpgate, node mode', args: ['--affinity', 'node'] },
         { name: 'jumpgate, upstreamBatch 50', args: [], config: 'routing: { upstreamBatch: 50 }' },
       ],
+      pump: true,
       notes: [
         'jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client\'s ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole',
         'jumpgate, upstreamBatch 50: default mode with routing.upstreamBatch reloaded to 50 for the row, so the batch is split in two sub-batches spread over the nodes: what the split costs',
+        PUMP_NOTE,
       ],
     },
     s5: {
@@ -184,6 +202,7 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       calls: 1,
       peerAffinity: false,
       variants: [],
+      pump: false,
       notes: [],
     },
   };
@@ -280,6 +299,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
         targets.push({ name, gateway: true, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload });
       }
     });
+    if (def.pump) {
+      const pump = await startPumpProc(sims.map((s) => s.url));
+      stops.unshift(pump.stop);
+      targets.push({ name: PUMP, gateway: true, url: pump.url, args: [], proc: pump, process: 'proxy', notes: [], reload: null });
+    }
     PEERS.forEach((name, i) => {
       const p = peerSettled[i]!;
       const peer = p.status === 'fulfilled' ? p.value : `failed to start: ${String(p.reason)}`;

@@ -135,6 +135,14 @@ export async function startSimProc(id: string, args: string[] = []): Promise<Pro
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
 
+/** The byte pump (pump-server.ts) in front of `urls`. */
+export async function startPumpProc(urls: string[]): Promise<Proc & { url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [new URL('./pump-server.js', import.meta.url).pathname, String(port), ...urls], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitFor(child, /listening/, 'pump server');
+  return { ...proc(child), url: `http://127.0.0.1:${port}` };
+}
+
 function gatewayYaml(port: number, nodes: { id: string; url: string }[], token: string, extra: string): string {
   return [
     `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,

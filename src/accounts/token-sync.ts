@@ -1,7 +1,8 @@
 // Keeps the gateway's in-memory token table in step with the store: polls the store's token
 // version (one indexed row, cheap) every `intervalMs`; at start and whenever it moved, loads
 // every token and swaps the table's contents in one synchronous step, so a change (create,
-// deactivate, delete, stack disabled) reaches the hot path within about one interval.
+// deactivate, delete, stack disabled) reaches the hot path within about one interval, or at
+// once when the store pushes changes (onTokensChanged: PostgreSQL).
 // Static config tokens stay in the table: the first load puts them next to the store's;
 // afterwards only store entries are touched (a config reload manages the static ones).
 
@@ -95,12 +96,25 @@ export function startTokenSync(store: Store, table: TokenTable, staticTokens: Co
     if (running === null) void syncNow();
   }, intervalMs);
   timer.unref();
+  // A store that pushes changes (PostgreSQL's LISTEN/NOTIFY) makes the sync look at once;
+  // polling stays, for changes whose notification was lost. A burst of notifications queues
+  // one sync behind the running one, not one each: that sync reads the version after all of them.
+  let changeQueued = false;
+  const unsubscribe = store.onTokensChanged?.(() => {
+    if (stopped || changeQueued) return;
+    changeQueued = true;
+    void (running ?? Promise.resolve()).then(() => {
+      changeQueued = false;
+      return syncNow();
+    });
+  });
 
   return {
     syncNow,
     stop() {
       stopped = true;
       clearInterval(timer);
+      unsubscribe?.();
     },
     get version() {
       return version;

@@ -1,11 +1,12 @@
 // `jumpgate start`: the gateway from a config file, or without --config the demo (simulated
-// nodes and a demo account: src/tools/demo/). Runs until SIGTERM/SIGINT (graceful drain);
-// SIGHUP re-reads the config file.
+// nodes and a demo account: src/tools/demo/). Runs until SIGTERM/SIGINT (the stop sequence of
+// ../lifecycle/graceful-stop.ts); SIGHUP re-reads the config file.
 
 import { parseArgs } from 'node:util';
 import { ReloadError } from '../admin/reload.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { GracefulStop } from '../lifecycle/graceful-stop.js';
 import { startGateway } from '../lifecycle/start-gateway.js';
 import { createLogger } from '../log.js';
 import type { Demo } from '../tools/demo/start-demo.js';
@@ -65,6 +66,8 @@ export async function runStart(argv: string[]): Promise<void> {
     if (opts.workers !== undefined) c.rpc.workers = opts.workers;
   };
   prepareConfig(config);
+  // No balancer checks the demo's readiness: a SIGTERM needs no wait either.
+  if (demo !== null) config.shutdown.readyDelayMs = 0;
   const log = createLogger(config.log.level);
   const gw = await startGateway(config, {
     log,
@@ -80,20 +83,11 @@ export async function runStart(argv: string[]): Promise<void> {
   });
   if (demo !== null) process.stdout.write((await import('../tools/demo/start-demo.js')).startedText(demo, gw));
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    void gw
-      .drain()
-      .then(() => demo?.nodes.close())
-      .then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const stop = new GracefulStop(gw, { log, exit: (code) => process.exit(code), after: async () => void (await demo?.nodes.close()) });
+  process.on('SIGTERM', () => stop.signal('SIGTERM'));
+  process.on('SIGINT', () => stop.signal('SIGINT'));
   process.on('SIGHUP', () => {
-    if (stopping) return;
+    if (stop.stopping) return;
     log.info({ signal: 'SIGHUP' }, 'reloading config');
     gw.reload().catch((err: Error) => {
       if (err instanceof ReloadError) log.error({ reason: err.message }, 'config reload refused; nothing changed');

@@ -61,6 +61,9 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   },
   workers: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
   log: { level: 'info' },
+  // A balancer checking /readyz every 1 s and marking a server down after 2 failures
+  // (deploy/haproxy: `inter 1s fall 2`) stops sending within 2 s; 1 s more of margin.
+  shutdown: { readyDelayMs: 3000 },
 });
 
 /** Per-entry defaults for list items (`nodes[*]`, `tokens[*]`); required fields have none. */

@@ -254,6 +254,14 @@ export const ConfigSchema = obj({
       expected('one of fatal, error, warn, info, debug, trace, silent'),
     ),
   }),
+  shutdown: obj(
+    {
+      readyDelayMs: int(0, 600000).meta({
+        description: 'On SIGTERM: /readyz answers 503 at once and the gateway keeps serving this long before it stops accepting (a balancer marks it down first); SIGINT skips it',
+      }),
+    },
+    'Graceful stop behind a load balancer',
+  ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -47,6 +47,13 @@ export interface Gateway {
   readonly admin: AdminServer | null;
   /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
   reload(): Promise<ReloadSummary>;
+  /** The config in effect: the start's, or the last reload's. */
+  readonly config: Config;
+  /**
+   * The first step of a stop behind a balancer (./graceful-stop.ts): /readyz answers 503 from
+   * now on and answers carry `Connection: close`, while new connections are still served.
+   */
+  unready(): void;
   /** Graceful stop: refuse new connections, finish in-flight requests (up to `graceMs`), close. */
   drain(graceMs?: number): Promise<void>;
   /** Immediate stop (tests). */
@@ -105,6 +112,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
+  metrics.watchWs(() => plane.ws());
   // The bytes as served from now on: the console's TLS takes them, and a reload compares the
   // files against them.
   const tls = config.tls === null ? null : loadTls(config.tls);
@@ -127,9 +135,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     await plane.reloaded(reloader.config);
     return summary;
   };
+  let unready = false;
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
-    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => ref.rt.draining, ws: () => plane.ws(), log }).catch((err: Error) => {
+    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => unready || ref.rt.draining, ws: () => plane.ws(), log }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
       log.warn({ err: err.message }, 'admin API not started');
       return null;
@@ -181,6 +190,13 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     metrics,
     dataPlane: { workers: plane.workers, requestsByWorker: () => plane.requestsByWorker() },
     admin,
+    get config() {
+      return reloader.config;
+    },
+    unready() {
+      unready = true;
+      plane.closeAfterAnswers();
+    },
     reload,
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
       await plane.drain(graceMs);

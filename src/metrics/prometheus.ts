@@ -20,6 +20,13 @@ export const NODE_MULTIPLE = '(multiple)';
 export const DEFAULT_MAX_METHODS = 256;
 const MAX_METHOD_LENGTH = 64;
 
+/** Client WebSockets, the distinct subscriptions they share, upstream subscriptions per node. */
+export interface WsFigures {
+  connections: number;
+  sharedSubscriptions: number;
+  upstreamSubscriptions: Record<string, number>;
+}
+
 /** What the node series read of a node. */
 export interface MetricsNode extends NodeView {
   readonly requests: number;
@@ -175,6 +182,13 @@ export class GatewayMetrics implements RequestRecorder {
     }
   }
 
+  /** WebSocket figures, set once the data plane runs (README "Running several instances": the dashboard's WS panels). */
+  private wsView: (() => WsFigures) | null = null;
+
+  watchWs(view: () => WsFigures): void {
+    this.wsView = view;
+  }
+
   /** The exposition text (gateway metrics, then process metrics). */
   async text(): Promise<string> {
     const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
@@ -253,6 +267,16 @@ export class GatewayMetrics implements RequestRecorder {
         for (const n of nodes()) histogramSamples('jumpgate_node_latency_seconds', { node: n.id }, n.latency.buckets, out);
         return out;
       }),
+    );
+    const ws = (): WsFigures | null => this.wsView?.() ?? null;
+    r.registerMetric(computed('jumpgate_ws_connections', 'Client WebSocket connections open', 'gauge', () => [{ labels: {}, value: ws()?.connections ?? 0 }]));
+    r.registerMetric(
+      computed('jumpgate_ws_subscriptions', 'Distinct client subscriptions (identical ones on a data-plane worker count once)', 'gauge', () => [{ labels: {}, value: ws()?.sharedSubscriptions ?? 0 }]),
+    );
+    r.registerMetric(
+      computed('jumpgate_ws_upstream_subscriptions', 'Subscriptions held on the node on behalf of clients', 'gauge', () =>
+        Object.entries(ws()?.upstreamSubscriptions ?? {}).map(([node, value]) => ({ labels: { node }, value })),
+      ),
     );
   }
 }

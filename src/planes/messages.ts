@@ -47,7 +47,9 @@ export type ToWorker =
   | { type: 'health'; nodes: NodeHealth[] }
   /** `certificates`: changed certificate files to serve new connections with, else null. */
   | { type: 'config'; config: Config; limits: LimitBuffers; certificates: TlsConfig | null; seq: number }
-  | { type: 'drain'; graceMs: number };
+  | { type: 'drain'; graceMs: number }
+  /** A stop is coming: answers carry `Connection: close`; the port stays open. */
+  | { type: 'closeAfterAnswers' };
 
 /** Per node, what a worker saw since its last report. */
 export interface NodeDelta {

@@ -51,6 +51,12 @@ export interface ControlView {
   reloaded(config: Config): Promise<void>;
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
   drain(graceMs: number): Promise<void>;
+  /**
+   * Still accepting, but every answer from now on carries `Connection: close`: keep-alive
+   * clients reconnect, and behind a balancer that has marked this gateway down they reach
+   * another instance (README "Running several instances").
+   */
+  closeAfterAnswers(): void;
 }
 
 /** `rpc.workers`: 'auto' is one per core. */
@@ -93,6 +99,9 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
     drain: (graceMs) => plane.drain(graceMs, log),
+    closeAfterAnswers: () => {
+      plane.ref.rt.draining = true;
+    },
   };
 }
 
@@ -157,6 +166,10 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
       ref.rt.draining = true;
       log.info({ inflight: workers.inflight, workers: count }, 'draining the data-plane workers');
       await workers.drain(graceMs);
+    },
+    closeAfterAnswers() {
+      ref.rt.draining = true;
+      workers.broadcast({ type: 'closeAfterAnswers' });
     },
   };
 }

@@ -140,6 +140,9 @@ async function main(): Promise<void> {
           .catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'))
           .finally(() => send({ type: 'configured', index: init.index, seq: m.seq }));
         return;
+      case 'closeAfterAnswers':
+        plane.ref.rt.draining = true;
+        return;
       case 'drain':
         void plane.drain(m.graceMs, log).then(async () => {
           clearInterval(timer);

@@ -2,19 +2,19 @@
 //   sqlite://./data/jumpgate.db   a file, relative to the working directory (folder created)
 //   sqlite:///var/lib/jg/jg.db    an absolute path
 //   sqlite://:memory:             a private in-memory database (tests)
-//   postgres://… / postgresql://… refused in this build: the pg driver is not installed. The
-//     queries are dialect-neutral; adding it means `npm install pg` and building a Kysely
-//     PostgresDialect here (untested so far).
+//   postgres://USER:PASSWORD@HOST:PORT/DB (or postgresql://…)   PostgreSQL (postgres/open.ts)
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { StoreUrlError } from './errors.js';
+import { openPostgresStore } from './postgres/open.js';
 import type { Database as Schema } from './schema.js';
 import { SqlStore } from './sql.js';
 import type { FullStore } from './types.js';
 
-export class StoreUrlError extends Error {}
+export { StoreConnectError, StoreUrlError } from './errors.js';
 
 /** The SQLite file a `sqlite://` URL names (':memory:' for an in-memory database), or null for other schemes. */
 export function sqlitePath(url: string, cwd = process.cwd()): string | null {
@@ -26,12 +26,7 @@ export function sqlitePath(url: string, cwd = process.cwd()): string | null {
 }
 
 export async function openStore(url: string): Promise<FullStore> {
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    throw new StoreUrlError(
-      'PostgreSQL is not available in this build: install pg (npm install pg) and add a Kysely PostgresDialect in src/store/open.ts; ' +
-        'the SQL layer is written for both. Until then use store.url: sqlite://./data/jumpgate.db',
-    );
-  }
+  if (/^postgres(ql)?:\/\//i.test(url)) return openPostgresStore(url);
   const path = sqlitePath(url);
   if (path === null) throw new StoreUrlError(`store.url "${url}": expected sqlite://… or postgres://…`);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

@@ -1,8 +1,9 @@
 // The Store (types.ts) over Kysely. Every query goes through Kysely's builder, with no
 // dialect-specific SQL, so the SQLite default and PostgreSQL run the same code: the dialect is
-// chosen in open.ts. Values read back are coerced with Number() (PostgreSQL returns bigint
-// columns as strings). Every account-side method filters on the account id, so one account can
-// never read or change another's stacks, tokens or usage.
+// chosen in open.ts, and postgres/store.ts adds PostgreSQL's locks and notifications. Values
+// read back are coerced with Number() (pg returns bigint columns as strings unless told).
+// Every account-side method filters on the account id, so one account can never read or
+// change another's stacks, tokens or usage.
 //
 // The queries live by concern in sql/ (accounts, sessions, stacks and tokens, usage, analytics)
 // as functions over the Kysely handle; this class only binds them to one database.
@@ -122,8 +123,8 @@ export class SqlStore implements FullStore {
     return usage.addUsage(this.db, rows);
   }
 
-  compactUsage(now: number, retentionDays: number): Promise<void> {
-    return usage.compactUsage(this.db, now, retentionDays);
+  async compactUsage(now: number, retentionDays: number): Promise<void> {
+    await usage.compactUsage(this.db, now, retentionDays);
   }
 
   overview(accountId: string, stackId: string, now: number): Promise<Overview> {

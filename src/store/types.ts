@@ -143,6 +143,12 @@ export interface Store {
    * and usage older than `retentionDays`; also deletes expired sessions.
    */
   compactUsage(now: number, retentionDays: number): Promise<void>;
+  /**
+   * Calls `cb` soon after any store instance changed tokens or stacks (a hint: the caller still
+   * reads tokenVersion); returns the unsubscribe. Only stores that can push offer it
+   * (PostgreSQL's LISTEN/NOTIFY); the others are polled.
+   */
+  onTokensChanged?(cb: () => void): () => void;
 }
 
 /**

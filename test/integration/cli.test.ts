@@ -51,6 +51,8 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
       'console: { port: 0 }',
       'admin: { port: 0 }',
       'workers: { threads: 0 }',
+      // No balancer to wait for (README "Running several instances"): drain at once.
+      'shutdown: { readyDelayMs: 0 }',
       `store: { url: "sqlite://${join(dir, 'jumpgate.db')}" }`,
       `nodes: [{ id: slow, url: "${sim.url}" }]`,
       'tokens: [{ token: ${TERM_TOKEN}, stack: t }]',
@@ -144,7 +146,7 @@ t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => 
   const { token, record } = await store.createToken(account.id, stack.id, 'bot');
   await store.close();
   const cfg = join(dir, 'jumpgate.yaml');
-  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'workers: { threads: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
+  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'workers: { threads: 0 }', 'shutdown: { readyDelayMs: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
   const p = runCli(['start', '--config', cfg]);
   t.teardown(() => p.child.kill('SIGKILL'));
   const [, port] = await p.waitFor(/"port":(\d+)/);

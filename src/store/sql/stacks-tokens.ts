@@ -8,6 +8,7 @@ import { hashToken, newApiToken, tokenPrefix } from '../../token-format.js';
 import { TOKEN_VERSION_KEY, type ApiTokensTable, type Database, type StacksTable } from '../schema.js';
 import { StoreError, type ApiToken, type Stack, type TokenForGateway } from '../types.js';
 import { isUniqueViolation, newId, type Db } from './db.js';
+import { retryConflicts } from './retry.js';
 
 /** Stack names and token labels: at most this many characters. */
 export const MAX_NAME_LENGTH = 64;
@@ -223,14 +224,18 @@ export async function tokenVersion(db: Db): Promise<number> {
 
 export async function touchTokens(db: Kysely<Database>, lastUsed: Map<string, number>): Promise<void> {
   if (lastUsed.size === 0) return;
-  await db.transaction().execute(async (trx) => {
-    for (const [id, at] of lastUsed) {
-      await trx
-        .updateTable('api_tokens')
-        .set({ last_used_at: at })
-        .where('id', '=', id)
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
-        .execute();
-    }
-  });
+  // By id, so two gateways stamping the same tokens lock them in the same order (sql/retry.ts).
+  const stamps = [...lastUsed].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  await retryConflicts(() =>
+    db.transaction().execute(async (trx) => {
+      for (const [id, at] of stamps) {
+        await trx
+          .updateTable('api_tokens')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
+    }),
+  );
 }

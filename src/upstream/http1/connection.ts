@@ -22,6 +22,14 @@ export const COPY_LIMIT = 16 * 1024;
 // read (answers, partial heads) is copied out of it (the parser's contract).
 const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
 
+// Writes are assembled in one buffer kept between flushes for the same reason: a 100-call
+// batch is ~10 KB, above Buffer's pool, so a fresh buffer per write was external memory per
+// batch. A plain socket write that completes at once leaves the socket nothing to hold
+// (writableLength 0), and the buffer is reused; when the kernel takes only part of it, the
+// socket keeps it and the next flush starts a new one. Larger writes get their own buffer.
+const WRITE_BUFFER_MAX = 64 * 1024;
+let writeBuffer = Buffer.allocUnsafe(WRITE_BUFFER_MAX);
+
 export interface Target {
   host: string;
   port: number;
@@ -128,8 +136,9 @@ export class Connection implements AnswerSink, Flushable {
       const n = q[i]!.body.length;
       total += prefix.length + 24 + (n > COPY_LIMIT ? 0 : n);
     }
-    const out = Buffer.allocUnsafe(total);
     const socket = this.socket;
+    const reuse = total <= WRITE_BUFFER_MAX && !this.owner.target.tls;
+    const out = reuse ? writeBuffer : Buffer.allocUnsafe(total);
     let at = 0;
     let start = 0;
     let corked = false;
@@ -154,6 +163,7 @@ export class Connection implements AnswerSink, Flushable {
     this.sent = to;
     if (at > start) socket.write(start === 0 && at === out.length ? out : out.subarray(start, at));
     if (corked) socket.uncork();
+    if (reuse && socket.writableLength !== 0) writeBuffer = Buffer.allocUnsafe(WRITE_BUFFER_MAX);
   }
 
   /** `data` may be READ_BUFFER: nothing may keep a view of it past this call. */

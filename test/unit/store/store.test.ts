@@ -1,4 +1,5 @@
-// The SQL store (README "Accounts, tokens and the console") on SQLite, in memory and in a file: accounts and sessions, stacks and
+// The SQL store (README "Accounts, tokens and the console") on SQLite, in memory and in a file,
+// and on PostgreSQL when it is installed (backends.ts): accounts and sessions, stacks and
 // per-account isolation, the token lifecycle and hashing, the token version, usage merging,
 // overview and analytics math, compaction and retention. Also the usage meter's latency
 // cells, the usage flush's retry and shutdown, and the password hashing.
@@ -18,6 +19,7 @@ import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../src/store/sql/usage.js';
 import { StoreError, type FullStore, type UsageRow } from '../../../src/store/types.js';
 import { startUsageFlush } from '../../../src/usage/flush.js';
 import { UsageMeter } from '../../../src/usage/meter.js';
+import { POSTGRES } from './backends.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -31,9 +33,11 @@ function tmp(t: Test): string {
   return dir;
 }
 
-const KINDS = ['memory', 'file'] as const;
+const KINDS = ['memory', 'file', 'postgres'] as const;
+const skipOf = (kind: (typeof KINDS)[number]): { skip: string | false } => ({ skip: kind === 'postgres' ? POSTGRES.skip : false });
 
 async function open(t: Test, kind: (typeof KINDS)[number]): Promise<FullStore> {
+  if (kind === 'postgres') return POSTGRES.open(t);
   const url = kind === 'memory' ? 'sqlite://:memory:' : `sqlite://${join(tmp(t), 'sub', 'jg.db')}`;
   const s = await openStore(url);
   t.teardown(() => s.close());
@@ -81,12 +85,13 @@ t.test('store URLs', async (t) => {
   t.equal(sqlitePath('sqlite://:memory:'), ':memory:');
   t.equal(sqlitePath('sqlite://./data/x.db', '/srv'), '/srv/data/x.db', 'relative to the working directory');
   t.equal(sqlitePath('sqlite:///var/x.db', '/srv'), '/var/x.db');
-  await t.rejects(openStore('postgres://u:p@db/jg'), /PostgreSQL is not available in this build: install pg/);
+  await t.rejects(openStore('postgres://u:secret@127.0.0.1:1/jg'), /^store\.url postgres:\/\/u@127\.0\.0\.1:1\/jg: cannot open the PostgreSQL store at 127\.0\.0\.1:1: connection refused/, 'unreachable: names host and port, not the password');
+  await t.rejects(openStore('postgresql://u@127.0.0.1:1'), /name the database/);
   await t.rejects(openStore('mysql://db'), /expected sqlite:/);
 });
 
 for (const kind of KINDS) {
-  t.test(`${kind}: accounts and sessions`, async (t) => {
+  t.test(`${kind}: accounts and sessions`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const a = await s.createAccount('  Alice@Example.COM ', 'hash-a');
     t.equal(a.email, 'alice@example.com', 'email trimmed and lower-cased');
@@ -116,7 +121,7 @@ for (const kind of KINDS) {
     t.same((await s.listAccounts()).map((x) => x.email), ['alice@example.com']);
   });
 
-  t.test(`${kind}: stacks, and one account never sees another's`, async (t) => {
+  t.test(`${kind}: stacks, and one account never sees another's`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const A = await fixture(s, 'a@example.com', 'prod');
     const B = await fixture(s, 'b@example.com', 'mine');
@@ -153,8 +158,9 @@ for (const kind of KINDS) {
     await rejectsCode(t, s.updateStack(A.account.id, other.id, { name: 'production' }), 'conflict', 'rename onto an existing name');
   });
 
-  t.test(`${kind}: token lifecycle, hashing and the token version`, async (t) => {
+  t.test(`${kind}: token lifecycle, hashing and the token version`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
+    t.equal(typeof s.onTokensChanged, kind === 'postgres' ? 'function' : 'undefined', 'only PostgreSQL pushes token changes (LISTEN/NOTIFY)');
     const v0 = await s.tokenVersion();
     const a = await s.createAccount('a@example.com', 'h');
     const stack = await s.createStack(a.id, 'main', null);
@@ -210,7 +216,7 @@ for (const kind of KINDS) {
     await rejectsCode(t, s.createToken(a.id, stack.id, 'x'.repeat(65)), 'invalid', 'overlong label');
   });
 
-  t.test(`${kind}: usage merges into the minute: sums, histograms added`, async (t) => {
+  t.test(`${kind}: usage merges into the minute: sums, histograms added`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const { account, stack, tokenId } = await fixture(s);
     const m = minuteOf(NOW);
@@ -235,7 +241,7 @@ for (const kind of KINDS) {
     t.ok(again.methods.find((x) => x.method === 'getBalance')!.p50! > 0.4, 'latency kept');
   });
 
-  t.test(`${kind}: overview: last 24 h, active tokens, 7 daily buckets`, async (t) => {
+  t.test(`${kind}: overview: last 24 h, active tokens, 7 daily buckets`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const { account, stack, tokenId } = await fixture(s);
     const second = await s.createToken(account.id, stack.id, 'second');
@@ -268,7 +274,7 @@ for (const kind of KINDS) {
     t.same([empty.calls24h, empty.bytes24h, empty.daily.length, empty.daily.every((d) => d.calls === 0)], [0, 0, 7, true]);
   });
 
-  t.test(`${kind}: analytics per method, series buckets and the token filter`, async (t) => {
+  t.test(`${kind}: analytics per method, series buckets and the token filter`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const { account, stack, tokenId } = await fixture(s);
     const b = await s.createToken(account.id, stack.id, 'b');
@@ -308,7 +314,7 @@ for (const kind of KINDS) {
     t.same(onlyB.methods.map((m) => [m.method, m.calls]), [['getSlot', 8], ['sendTransaction', 1]]);
   });
 
-  t.test(`${kind}: compaction rolls old minutes into hours and keeps every total; retention deletes`, async (t) => {
+  t.test(`${kind}: compaction rolls old minutes into hours and keeps every total; retention deletes`, skipOf(kind), async (t) => {
     const s = await open(t, kind);
     const { account, stack, tokenId } = await fixture(s);
     const rows: UsageRow[] = [];

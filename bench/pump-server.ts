@@ -1,0 +1,91 @@
+// The floor under a JavaScript proxy on uWS.js: a server that passes each POST body unchanged
+// to a node through jumpgate's own upstream client (pipelined HTTP/1.1, one write per turn)
+// and answers with the node's bytes unchanged. No validation, no ids, no routing, no usage:
+// the socket work any proxy written this way pays, so jumpgate's CPU over it is what its
+// JSON-RPC work costs (bench/README.md "Batches"). Run by http-scenarios.ts (S4).
+//   node pump-server.js PORT NODE_URL...
+
+import * as uWS from 'uWebSockets.js';
+import type { HttpResponse } from 'uWebSockets.js';
+import { Http1Pool } from '../src/upstream/http1/pool.js';
+import type { AttemptSink } from '../src/upstream/transport.js';
+
+const [portArg, ...urls] = process.argv.slice(2);
+const latency = { ewmaMs: 1 };
+const pools = urls.map((u) => new Http1Pool(u, { connections: 64, pipelining: 4, stallMs: 5, connectTimeoutMs: 2000, idleMs: 4000 }, latency));
+let next = 0;
+
+class Pumped implements AttemptSink {
+  readonly exclusive = false;
+  readonly startedAt = 0;
+  clientRef: unknown = null;
+  written = false;
+  done = false;
+  aborted = false;
+  constructor(
+    readonly res: HttpResponse,
+    readonly body: Buffer,
+  ) {}
+
+  answered(_status: number, body: Buffer): void {
+    this.done = true;
+    if (this.aborted) return;
+    toWrite.res = this.res;
+    toWrite.body = body;
+    this.res.cork(writeAnswer);
+  }
+
+  failed(_kind: number, reason: string): void {
+    this.done = true;
+    if (this.aborted) return;
+    toWrite.res = this.res;
+    toWrite.body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: reason }, id: null }));
+    this.res.cork(writeAnswer);
+  }
+}
+
+const toWrite: { res: HttpResponse | null; body: Buffer } = { res: null, body: Buffer.alloc(0) };
+function writeAnswer(): void {
+  const res = toWrite.res!;
+  res.writeStatus('200 OK');
+  res.writeHeader('content-type', 'application/json');
+  res.end(toWrite.body);
+}
+
+class Intake {
+  body: Buffer;
+  received = 0;
+  pumped: Pumped | null = null;
+  constructor(
+    readonly res: HttpResponse,
+    length: number,
+  ) {
+    this.body = Buffer.allocUnsafe(length);
+  }
+
+  onChunk(chunk: ArrayBuffer, last: boolean): void {
+    this.body.set(new Uint8Array(chunk), this.received);
+    this.received += chunk.byteLength;
+    if (!last) return;
+    this.pumped = new Pumped(this.res, this.body.subarray(0, this.received));
+    pools[next++ % pools.length]!.send(this.pumped);
+  }
+
+  onAborted(): void {
+    if (this.pumped !== null) this.pumped.aborted = true;
+  }
+}
+
+uWS.App()
+  .post('/*', (res, req) => {
+    const intake = new Intake(res, Number(req.getHeader('content-length')) || 0);
+    res.onAborted(() => intake.onAborted());
+    res.onData((chunk, last) => intake.onChunk(chunk, last));
+  })
+  .listen('127.0.0.1', Number(portArg), (socket) => {
+    if (!socket) {
+      console.error(`pump server: cannot listen on ${portArg}`);
+      process.exit(1);
+    }
+    console.log('pump server listening');
+  });
