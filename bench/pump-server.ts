@@ -19,6 +19,7 @@ class Pumped implements AttemptSink {
   readonly exclusive = false;
   readonly startedAt = 0;
   clientRef: unknown = null;
+  written = false;
   done = false;
   aborted = false;
   constructor(

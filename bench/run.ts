@@ -10,6 +10,7 @@
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
+//   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -21,6 +22,7 @@ import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { badInputTable, runBadInput } from './bad-input.js';
+import { broadcastTable, coalesceTable, hedgeTable, runBroadcast, runCoalesce, runHedge } from './calls.js';
 import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
@@ -33,7 +35,7 @@ import { runS7, s7Table } from './s7.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -170,6 +172,24 @@ async function runOne(name: Name): Promise<void> {
       const r = await runIsolation({ quick, log });
       console.log('\n' + isolationTable(r));
       results.isolation = r;
+      break;
+    }
+    case 'hedge': {
+      const r = await runHedge({ quick, log });
+      console.log('\n' + hedgeTable(r));
+      results.hedge = r;
+      break;
+    }
+    case 'coalesce': {
+      const r = await runCoalesce({ quick, log });
+      console.log('\n' + coalesceTable(r));
+      results.coalesce = r;
+      break;
+    }
+    case 'broadcast': {
+      const r = await runBroadcast({ quick, log });
+      console.log('\n' + broadcastTable(r));
+      results.broadcast = r;
       break;
     }
     case 's7': {

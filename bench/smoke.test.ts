@@ -140,3 +140,32 @@ t.test('npm run bench -- isolation s7 --quick: every row measured or skipped wit
   t.ok(s7.slice(0, 2).every((r) => r.skipped === null), 's7: the jumpgate rows always run');
   t.match(out, /\*\*S7: /, 'S7 table printed');
 });
+
+t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured', { timeout: 180_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'results.json');
+  const child = spawn(process.execPath, [RUNNER, 'hedge', 'coalesce', 'broadcast', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  t.comment(out);
+  if (code !== 0) t.comment(err.slice(-4000));
+  t.equal(code, 0, 'runner exited 0');
+  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>;
+  for (const [name, rows] of [
+    ['hedge', 5],
+    ['coalesce', 3],
+    ['broadcast', 2],
+  ] as const) {
+    t.notOk(results[name]?.error, `${name} did not fail`);
+    t.equal(results[name]?.rows?.length, rows, `${name}: every row`);
+  }
+  const coalesce = results.coalesce!.rows!;
+  t.ok(coalesce[1]!.upstreamCalls! < coalesce[0]!.upstreamCalls!, 'coalescing sends fewer upstream calls');
+  t.match(out, /\*\*Hedged reads: /);
+  t.match(out, /\*\*Coalescing: /);
+  t.match(out, /\*\*Broadcast: /);
+});

@@ -1,6 +1,7 @@
 // Markdown tables for the scenario results: printed after a run, and (readmeTables) the
 // block that goes into README.md, from a results file: `npm run bench -- --readme`.
 
+import { broadcastTable, coalesceTable, hedgeTable, type BroadcastResult, type CoalesceResult, type HedgeResult } from './calls.js';
 import { cpus, loadavg, release } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { ConsoleBenchResult } from './console.js';
@@ -202,5 +203,11 @@ export function readmeTables(results: Record<string, unknown>): string {
   if (s7?.rows !== undefined) parts.push(s7Table(s7));
   const isolation = results.isolation as IsolationResult | undefined;
   if (isolation?.rows !== undefined) parts.push(isolationTable(isolation));
+  const hedge = results.hedge as HedgeResult | undefined;
+  if (hedge?.rows !== undefined) parts.push(hedgeTable(hedge));
+  const coalesce = results.coalesce as CoalesceResult | undefined;
+  if (coalesce?.rows !== undefined) parts.push(coalesceTable(coalesce));
+  const broadcast = results.broadcast as BroadcastResult | undefined;
+  if (broadcast?.rows !== undefined) parts.push(broadcastTable(broadcast));
   return parts.join('\n\n');
 }

@@ -13,6 +13,7 @@ commands:
                        run the gateway; without --config, a demo with three simulated nodes
   sim --port P [--id NAME] [--slot-ms 400] [--lag SLOTS] [--latency-ms MIN-MAX]
       [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]
+      [--slow-rate F --slow-ms MS [--slow-methods m1,m2]]
                        run one simulated Solana node
   nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
                        show or change nodes through the admin API

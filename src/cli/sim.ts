@@ -1,7 +1,7 @@
 // `jumpgate sim`: one simulated node per process, for demos and out-of-process benchmarks.
 
 import { parseArgs } from 'node:util';
-import { checkKnobs, type SimKnobs } from '../tools/sim/knobs.js';
+import { checkKnobs, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
 import { startSim } from '../tools/sim/node.js';
 import { UsageError } from './usage-error.js';
 
@@ -48,6 +48,9 @@ export function parseSimArgs(argv: string[]): CliConfig {
         'fail-mode': { type: 'string' },
         'stall-rate': { type: 'string' },
         'drop-rate': { type: 'string' },
+        'slow-rate': { type: 'string' },
+        'slow-ms': { type: 'string' },
+        'slow-methods': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -62,6 +65,9 @@ export function parseSimArgs(argv: string[]): CliConfig {
   if (values['fail-rate'] !== undefined) knobs.failRate = num('fail-rate', values['fail-rate'], false, 0, 1);
   if (values['stall-rate'] !== undefined) knobs.stallRate = num('stall-rate', values['stall-rate'], false, 0, 1);
   if (values['drop-rate'] !== undefined) knobs.dropRate = num('drop-rate', values['drop-rate'], false, 0, 1);
+  if (values['slow-rate'] !== undefined) knobs.slowRate = num('slow-rate', values['slow-rate'], false, 0, 1);
+  if (values['slow-ms'] !== undefined) knobs.slowMs = num('slow-ms', values['slow-ms'], true, 0, MAX_SLOW_MS);
+  if (values['slow-methods'] !== undefined) knobs.slowMethods = values['slow-methods'].split(',').map((m) => m.trim()).filter((m) => m !== '');
   if (values['fail-mode'] !== undefined) {
     try {
       knobs.failMode = checkKnobs({ failMode: values['fail-mode'] }).failMode!;

@@ -181,6 +181,30 @@ export const ConfigSchema = obj({
     maxAttempts: int(1, 10),
     autoAffinityMethods: methodList,
     noRetryMethods: methodList,
+    broadcast: obj(
+      {
+        methods: methodList,
+        fanout: int(1, 16).meta({ description: 'Nodes each call goes to at once (1 = no broadcast)' }),
+      },
+      'Writes sent to several nodes at once; the first success answers (README "Broadcast sends")',
+    ),
+    hedge: obj(
+      {
+        methods: methodList,
+        percentile: int(50, 99).meta({ description: "The node's latency percentile for the method after which the call also goes to the next best node" }),
+        minDelayMs: int(0),
+        maxDelayMs: int(1),
+        maxExtra: int(1, 4).meta({ description: 'Extra nodes a call may be hedged to' }),
+      },
+      'Reads also sent to a second node when the first is slow (README "Hedged reads")',
+    ),
+    coalesce: obj(
+      {
+        methods: methodList,
+        windowMs: int(0, 60_000).meta({ description: 'A call joins an identical one sent at most this long before it arrived (0: only one not yet written)' }),
+      },
+      'Identical calls share one upstream call (README "Coalescing")',
+    ),
   }),
   affinity: obj({
     seed: int(0),

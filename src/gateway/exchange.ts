@@ -48,6 +48,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   outcomes: SubOutcome[] | null = null;
   pending = 0;
   nodeIds = '';
+  /** Every node asked when more than one was (README "Public interface", X-…-Nodes-Tried). */
+  nodesTried = '';
   readonly startedAt = performance.now();
   /** Affinity hash slot for this request; -1 = default routing. */
   slot = -1;
@@ -101,7 +103,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
    */
   bodyReusable(): boolean {
     const c = this.carrier;
-    return c === null || (c.node !== null && c.body.length <= COPY_LIMIT && c.node.client instanceof Http1Pool);
+    return c === null || (c.node !== null && c.body.length <= COPY_LIMIT && c.node.client instanceof Http1Pool && !c.bodyInUse);
   }
 
   /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
@@ -136,9 +138,15 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     spec.timeoutMs = timeoutFor(rt, a.method);
     spec.from = 0;
     spec.to = 0;
-    this.single = this.carrier = new UpstreamCall(this, rt.router, spec);
+    // How the call reaches nodes: broadcast, hedge or a shared (coalesced) call (README "Broadcast sends", …).
+    rt.calls.fill(spec, a.method, this.mode === MODE_DEFAULT);
+    const shared = this.mode === MODE_DEFAULT && !a.notification && rt.calls.coalesce.has(a.method) ? rt.coalescer.enter(this, spec) : null;
+    const call = shared ?? new UpstreamCall(this, rt.router, spec);
+    this.single = call;
+    // A caller that joined another's call sent no bytes of its own.
+    this.carrier = call.body === this.body ? call : null;
     spec.body = NO_BODY;
-    this.single.start();
+    if (call.attempts === 0 && !call.finished) call.start();
   }
 
   private limited(): void {
@@ -162,6 +170,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     const size = this.whole ? n : rt.upstreamBatch;
     this.pending = Math.ceil(n / size);
     const calls: UpstreamCall[] | null = this.pending > 1 ? [] : null;
+    rt.calls.plain(spec);
     for (let from = 0; from < n; from += size) {
       const to = Math.min(from + size, n);
       let timeout = 0;
@@ -203,13 +212,30 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     if (this.plan === null) return this.finishSingle(call);
     this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: this.errorData(call) });
     if (call.node !== null && !listsNode(this.nodeIds, call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
+    this.addAsked(call.asked);
     if (--this.pending === 0) this.finishBatch();
   }
 
-  private finishSingle(call: UpstreamCall): void {
+  /** Adds a sub-batch's nodes asked to the batch's list, each once, in order. */
+  private addAsked(list: string): void {
+    if (list === '') return;
+    if (this.nodesTried === '' || this.nodesTried === list) {
+      this.nodesTried = list;
+      return;
+    }
+    for (const id of list.split(',')) if (!listsNode(this.nodesTried, id)) this.nodesTried += ',' + id;
+  }
+
+  /** A coalesced call ended (gateway/coalesce.ts): `response` carries this request's own id. */
+  sharedDone(call: UpstreamCall, response: Buffer | null): void {
+    this.finishSingle(call, response);
+  }
+
+  private finishSingle(call: UpstreamCall, response: Buffer | null = call.response): void {
     if (this.aborted) return this.settle();
-    if (call.response !== null) {
-      return this.respond(statusLine(call.status), this.notification ? EMPTY : call.response, call.node!.id);
+    this.nodesTried = call.nodesTried;
+    if (response !== null) {
+      return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);
   }
@@ -247,6 +273,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     for (const o of this.outcomes!) if (o.error !== null) failed ??= o.error;
     // A batch fails as a whole (HTTP error status) only when no node answered any part of it.
     const status = failed !== null && !answered ? failed.http : 200;
+    // The list is for requests that asked more than one node.
+    if (this.nodesTried.indexOf(',') < 0) this.nodesTried = '';
     this.respond(statusLine(status), merged ?? EMPTY, this.nodeIds);
   }
 
@@ -261,7 +289,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     const ms = performance.now() - this.startedAt;
     this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
     bookUsage(this.rt.usage, this, status, body, ms * 1000);
-    this.responder.answer(status, body, nodeIds, close, retryAfter);
+    this.responder.answer(status, body, nodeIds, close, retryAfter, this.nodesTried);
     this.settle();
   }
 

@@ -19,6 +19,8 @@ export interface HeaderNames {
   affinityKeyBare: string;
   /** Response header naming the serving node (original case, for display). */
   node: string;
+  /** Response header listing every node asked when there was more than one (original case). */
+  nodesTried: string;
   /** For CORS allow/expose lists. */
   allowList: string;
 }
@@ -32,6 +34,7 @@ export function headerNames(brand: string): HeaderNames {
     affinityKey: `x-${b}-affinity-key`,
     affinityKeyBare: `${b}-affinity-key`,
     node: `X-${brand}-Node`,
+    nodesTried: `X-${brand}-Nodes-Tried`,
     allowList: `Content-Type, X-${brand}-Api-Token, X-${brand}-Api-Key, X-${brand}-Affinity, X-${brand}-Affinity-Key, ${brand}-Affinity-Key`,
   };
 }
@@ -47,6 +50,7 @@ export interface HeaderKeys {
   affinityKey: Buffer;
   affinityKeyBare: Buffer;
   node: Buffer;
+  nodesTried: Buffer;
 }
 
 export function headerKeys(names: HeaderNames): HeaderKeys {
@@ -57,6 +61,7 @@ export function headerKeys(names: HeaderNames): HeaderKeys {
     affinityKey: Buffer.from(names.affinityKey),
     affinityKeyBare: Buffer.from(names.affinityKeyBare),
     node: Buffer.from(names.node),
+    nodesTried: Buffer.from(names.nodesTried),
   };
 }
 

@@ -24,27 +24,28 @@ const spare: Buffer[] = [];
 const SPARE_MAX = 256;
 
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
-const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '' };
+const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '', tried: '' };
 
 function writeAnswer(): void {
-  const { to, status, body, nodeIds, close, retryAfter } = toWrite;
+  const { to, status, body, nodeIds, close, retryAfter, tried } = toWrite;
   const res = to!.res;
   const rt = to!.rt;
   const cors = to!.corsOrigin;
   res.writeStatus(status === OK ? OK_BYTES : status);
   if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
     // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
-    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds));
+    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds, tried));
     res.end(body, close || rt.draining);
     return;
   }
   if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
   if (cors !== '') {
     res.writeHeader('access-control-allow-origin', cors);
-    res.writeHeader('access-control-expose-headers', rt.names.node);
+    res.writeHeader('access-control-expose-headers', rt.names.node + ', ' + rt.names.nodesTried);
     if (!rt.corsAny) res.writeHeader('vary', 'Origin');
   }
   if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
+  if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
   if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
   res.end(body, close || rt.draining);
 }
@@ -110,7 +111,7 @@ export class HttpResponder implements Responder {
     this.exchange!.start(body);
   }
 
-  answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
+  answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string, tried = ''): void {
     this.answered = true;
     toWrite.to = this;
     toWrite.status = status;
@@ -118,9 +119,11 @@ export class HttpResponder implements Responder {
     toWrite.nodeIds = nodeIds;
     toWrite.close = close;
     toWrite.retryAfter = retryAfter;
+    toWrite.tried = tried;
     this.res.cork(writeAnswer);
     toWrite.to = null;
     toWrite.body = EMPTY;
+    toWrite.tried = '';
     // Every call of the request has ended by now (an answer never comes before them).
     if (this.slab !== null) {
       if (spare.length < SPARE_MAX && this.exchange!.bodyReusable()) spare.push(this.slab);

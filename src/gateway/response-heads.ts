@@ -21,15 +21,18 @@ export class ResponseHeads {
     /** Answers name their node(s). */
     private readonly exposeNode: boolean,
   ) {
-    this.prefix = corsAny ? `application/json\r\naccess-control-allow-origin: *\r\naccess-control-expose-headers: ${names.node}` : 'application/json';
+    this.prefix = corsAny ? `application/json\r\naccess-control-allow-origin: *\r\naccess-control-expose-headers: ${names.node}, ${names.nodesTried}` : 'application/json';
   }
 
-  /** The content-type value with the CORS and node lines that follow it. */
-  get(nodeIds: string): Buffer {
-    let b = this.byNodes.get(nodeIds);
+  /** The content-type value with the CORS and node lines that follow it; `tried`: every node asked when more than one was. */
+  get(nodeIds: string, tried = ''): Buffer {
+    const key = tried === '' ? nodeIds : nodeIds + '\n' + tried;
+    let b = this.byNodes.get(key);
     if (b !== undefined) return b;
-    b = Buffer.from(nodeIds === '' || !this.exposeNode ? this.prefix : `${this.prefix}\r\n${this.names.node}: ${nodeIds}`, 'latin1');
-    if (this.byNodes.size < MAX_ENTRIES) this.byNodes.set(nodeIds, b);
+    let v = nodeIds === '' || !this.exposeNode ? this.prefix : `${this.prefix}\r\n${this.names.node}: ${nodeIds}`;
+    if (tried !== '' && this.exposeNode) v += `\r\n${this.names.nodesTried}: ${tried}`;
+    b = Buffer.from(v, 'latin1');
+    if (this.byNodes.size < MAX_ENTRIES) this.byNodes.set(key, b);
     return b;
   }
 }

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { NO_METRICS, type RequestRecorder } from '../metrics/recorder.js';
 import type { Router } from '../upstream/call.js';
+import { CallPolicy } from '../upstream/call-policy.js';
+import { Coalescer } from './coalesce.js';
 import type { Offload } from './offload.js';
 import { ClientIpResolver } from './client-ip.js';
 import { headerKeys, headerNames, type HeaderKeys, type HeaderNames } from './headers.js';
@@ -38,6 +40,10 @@ export interface Runtime {
   defaultTimeoutMs: number;
   methodTimeouts: Map<string, number>;
   noRetry: Set<string>;
+  /** Broadcast, hedge and coalescing settings (README "Broadcast sends", "Hedged reads", "Coalescing"). */
+  calls: CallPolicy;
+  /** Identical calls in flight, shared (this worker's). */
+  coalescer: Coalescer;
   /** Methods that get IP affinity when the client asked for default routing. */
   autoAffinity: Set<string>;
   slots: SlotHasher;
@@ -57,6 +63,8 @@ export interface Runtime {
 export function buildRuntime(config: Config, parts: { tokens: TokenTable; router: Router; offload: Offload; log: Logger; slots: SlotHasher; metrics?: RequestRecorder; usage?: UsageMeter }): Runtime {
   const names = headerNames(config.headers.brand);
   const corsAny = config.cors.origins.includes('*');
+  const metrics = parts.metrics ?? NO_METRICS;
+  const calls = new CallPolicy(config, metrics);
   return {
     names,
     keys: headerKeys(names),
@@ -74,11 +82,13 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     defaultTimeoutMs: config.limits.upstreamTimeoutMs,
     methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
     noRetry: new Set(config.routing.noRetryMethods),
+    calls,
+    coalescer: new Coalescer(parts.router, calls.windowMs, metrics),
     autoAffinity: new Set(config.routing.autoAffinityMethods),
     slots: parts.slots,
     limiter: new RateLimiter(config),
     clientIp: new ClientIpResolver(config.trustedProxies),
-    metrics: parts.metrics ?? NO_METRICS,
+    metrics,
     usage: parts.usage ?? new UsageMeter(),
     inflight: 0,
     draining: false,

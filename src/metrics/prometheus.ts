@@ -10,7 +10,7 @@
 import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-view.js';
 import { Buckets } from './latency-buckets.js';
-import type { RequestRecorder } from './recorder.js';
+import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -99,6 +99,8 @@ export class GatewayMetrics implements RequestRecorder {
   private clientMethods = 0;
   private readonly duration = new Buckets();
   private readonly limited = new Map<string, Cell>();
+  /** Counts of CALL_EVENTS, by name. */
+  private readonly callEvents = new Map<string, Cell>(CALL_EVENTS.map((e) => [e, new Cell()]));
 
   constructor(
     private readonly src: MetricsSources,
@@ -167,6 +169,19 @@ export class GatewayMetrics implements RequestRecorder {
     cell.n++;
   }
 
+  callEvent(kind: CallEvent): void {
+    this.callEvents.get(kind)!.n++;
+  }
+
+  /** Adds a worker's call-event counts since its last report. */
+  mergeCallEvents(counts: Record<string, number> | undefined): void {
+    if (counts === undefined) return;
+    for (const [kind, n] of Object.entries(counts)) {
+      const cell = this.callEvents.get(kind);
+      if (cell !== undefined) cell.n += n;
+    }
+  }
+
   /** Series of the shared state across instances (README "Shared limits across instances (Redis)"), when `redis.url` is set. */
   watchRedis(src: { up(): boolean; syncFailures(): number }): void {
     this.registry.registerMetric(computed('jumpgate_redis_up', '1 while Redis answers the limit syncs, 0 while limits are enforced per instance', 'gauge', () => [{ labels: {}, value: src.up() ? 1 : 0 }]));
@@ -224,6 +239,11 @@ export class GatewayMetrics implements RequestRecorder {
         [...this.limited].map(([scope, c]) => ({ labels: { scope }, value: c.n })),
       ),
     );
+    const event = (name: string, kind: CallEvent, help: string) => r.registerMetric(computed(name, help, 'counter', () => [{ labels: {}, value: this.callEvents.get(kind)!.n }]));
+    event('jumpgate_hedges_fired_total', 'hedge_fired', 'Hedged reads: extra attempts sent because the first node was slower than its percentile (README "Hedged reads")');
+    event('jumpgate_hedges_won_total', 'hedge_won', 'Hedged reads answered by a hedge rather than by the first node');
+    event('jumpgate_broadcasts_total', 'broadcast', 'Calls sent to more than one node at once (README "Broadcast sends")');
+    event('jumpgate_coalesced_joins_total', 'coalesced', 'Client calls answered by an identical call already in flight instead of a call of their own (README "Coalescing")');
     r.registerMetric(
       computed('jumpgate_node_state', 'Node health state: 1 for the current state, 0 for the others', 'gauge', () => {
         const out: Sample[] = [];

@@ -11,9 +11,16 @@ export interface RequestRecorder {
   request(method: string, batch: boolean, status: string, nodeIds: string, ms: number): void;
   /** A request refused by a rate limit; `scope` as in the 7429 error's `data.scope`. */
   rateLimited(scope: string): void;
+  /** How a call reached nodes (README "Broadcast sends", "Hedged reads", "Coalescing"): one of the CALL_EVENTS. */
+  callEvent(kind: CallEvent): void;
 }
+
+/** Counted routing events: a hedge sent, a hedge that answered first, a broadcast call, a caller that joined an identical call. */
+export const CALL_EVENTS = ['hedge_fired', 'hedge_won', 'broadcast', 'coalesced'] as const;
+export type CallEvent = (typeof CALL_EVENTS)[number];
 
 export const NO_METRICS: RequestRecorder = {
   request() {},
   rateLimited() {},
+  callEvent() {},
 };

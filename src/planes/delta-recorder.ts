@@ -3,7 +3,7 @@
 // request) and handed to the control plane once a second, where the one exporter adds them up.
 
 import { Buckets } from '../metrics/latency-buckets.js';
-import type { RequestRecorder } from '../metrics/recorder.js';
+import type { CallEvent, RequestRecorder } from '../metrics/recorder.js';
 import type { RequestDelta } from './messages.js';
 
 class Cell {
@@ -17,6 +17,7 @@ export class DeltaRecorder implements RequestRecorder {
   private counts: Counts = new Map();
   private duration = new Buckets();
   private limited = new Map<string, number>();
+  private callEvents = new Map<string, number>();
 
   request(method: string, batch: boolean, status: string, nodeIds: string, ms: number): void {
     let pair = this.counts.get(method);
@@ -34,8 +35,12 @@ export class DeltaRecorder implements RequestRecorder {
     this.limited.set(scope, (this.limited.get(scope) ?? 0) + 1);
   }
 
+  callEvent(kind: CallEvent): void {
+    this.callEvents.set(kind, (this.callEvents.get(kind) ?? 0) + 1);
+  }
+
   /** Everything since the last drain; the recorder starts from zero again. */
-  drain(): { requests: RequestDelta[]; duration: number[]; durationSumMs: number; rateLimited: Record<string, number> } {
+  drain(): { requests: RequestDelta[]; duration: number[]; durationSumMs: number; rateLimited: Record<string, number>; callEvents: Record<string, number> } {
     const requests: RequestDelta[] = [];
     for (const [method, pair] of this.counts) {
       for (let b = 0; b < 2; b++) {
@@ -44,10 +49,11 @@ export class DeltaRecorder implements RequestRecorder {
         }
       }
     }
-    const out = { requests, duration: Array.from(this.duration.counts), durationSumMs: this.duration.sumMs, rateLimited: Object.fromEntries(this.limited) };
+    const out = { requests, duration: Array.from(this.duration.counts), durationSumMs: this.duration.sumMs, rateLimited: Object.fromEntries(this.limited), callEvents: Object.fromEntries(this.callEvents) };
     this.counts = new Map();
     this.duration = new Buckets();
     this.limited = new Map();
+    this.callEvents = new Map();
     return out;
   }
 }

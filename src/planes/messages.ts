@@ -87,6 +87,8 @@ export interface WorkerReport {
   duration: number[];
   durationSumMs: number;
   rateLimited: Record<string, number>;
+  /** Hedges, broadcasts and coalesced joins since the last report (metrics/recorder.ts CALL_EVENTS). */
+  callEvents?: Record<string, number>;
   inflight: number;
   ws: { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
 }

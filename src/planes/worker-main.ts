@@ -77,6 +77,7 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
     duration: counts.duration,
     durationSumMs: counts.durationSumMs,
     rateLimited: counts.rateLimited,
+    callEvents: counts.callEvents,
     inflight: plane.ref.rt.inflight,
     ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
   });

@@ -138,6 +138,7 @@ export class DataPlaneWorkers {
     const { meter, metrics, pool, log } = this.parts;
     meter.merge(r.usage);
     metrics.merge(r.requests, r.duration, r.durationSumMs, r.rateLimited);
+    metrics.mergeCallEvents(r.callEvents);
     slot.inflight = r.inflight;
     slot.ws = r.ws;
     for (const q of r.requests) slot.requests += q.count;

@@ -1,9 +1,15 @@
 // One logical upstream call (a single request or one sub-batch) and its attempts. Retries
 // follow README "Retries and node health": a connection that never carried the request is retried for every method;
 // timeouts, 5xx, 429, resets and unusable bodies only for methods that are safe to repeat.
+// A call may also have several attempts at once: a broadcast goes to `fanout` nodes together
+// (README "Broadcast sends"), a hedged read to a second node when the first is slow (README
+// "Hedged reads"); the first usable answer wins and the others are read and ignored.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';
-import { isWs } from '../rpc/scan.js';
+import { isErrorAnswer, isWs } from '../rpc/scan.js';
+import { usable } from '../routing/node-view.js';
+import type { CallEvents } from './call-policy.js';
+import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
 import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
 
@@ -45,6 +51,11 @@ export class MethodLatency {
   }
 }
 
+function onHedgeTimer(call: UpstreamCall): void {
+  call.hedgeTimer = null;
+  call.hedgeNow();
+}
+
 function onAttemptTimeout(attempt: Attempt): void {
   // Done first: whatever the client does while letting go of it must not end it twice.
   attempt.done = true;
@@ -67,6 +78,7 @@ export function looksLikeJson(buf: Buffer): boolean {
 /** One attempt of a call on one node; events after it ended (a timeout) are ignored. */
 class Attempt implements AttemptSink {
   done = false;
+  written = false;
   clientRef: unknown = null;
   timer: NodeJS.Timeout;
   readonly startedAt = performance.now();
@@ -77,6 +89,8 @@ class Attempt implements AttemptSink {
     readonly call: UpstreamCall,
     readonly node: UpstreamNode,
     timeoutMs: number,
+    /** 0 for the call's first node, then 1, 2… in the order nodes were asked. */
+    readonly rank: number,
   ) {
     this.body = call.body;
     this.exclusive = !call.retrySafe || call.router.methodLatency.isSlow(call.method);
@@ -126,6 +140,12 @@ export interface CallSpec {
   /** Sub-batch range in the owner's order (unused for single requests). */
   from: number;
   to: number;
+  /** Nodes asked at once (README "Broadcast sends"); 1 or absent = one node, retries as usual. */
+  fanout?: number;
+  /** Hedge plan of the method (README "Hedged reads"); null or absent = not hedged. */
+  hedge?: HedgePlan | null;
+  /** Where broadcasts and hedges are counted. */
+  events?: CallEvents | null;
 }
 
 export class UpstreamCall {
@@ -138,8 +158,30 @@ export class UpstreamCall {
   node: UpstreamNode | null = null;
   attempts = 0;
   tried = 0;
+  /** Every node asked, comma-separated in order, once more than one was; '' while one was. */
+  nodesTried = '';
+  /** The owner was told (answer or error): later attempts' ends are only recorded. */
+  finished = false;
+  /** Attempts in flight. */
+  live = 0;
+  /** performance.now() when the first attempt was handed to a client. */
+  sentAt = 0;
+  hedgeTimer: NodeJS.Timeout | null = null;
+  /** A broadcast is still sending: a client that fails an attempt at once must not end it early. */
+  private launching = false;
+  /** Hedges sent. */
+  hedged = 0;
   private lastFailure = F_NONE;
   private lastReason = '';
+  /** The attempt last sent (what a coalescing joiner asks about). */
+  private current: Attempt | null = null;
+  /** Attempts of a broadcast or hedged call, in the order sent; null for plain calls. */
+  private open: Attempt[] | null = null;
+  /** Broadcast: the best node error answer so far (lowest rank) and why the others failed. */
+  private errorAnswer: Attempt | null = null;
+  private errorAnswerBody: Buffer | null = null;
+  private errorStatus = 0;
+  private reasons: string[] | null = null;
   readonly body: Buffer;
   readonly method: string;
   readonly retrySafe: boolean;
@@ -148,6 +190,9 @@ export class UpstreamCall {
   readonly timeoutMs: number;
   readonly from: number;
   readonly to: number;
+  readonly fanout: number;
+  readonly hedge: HedgePlan | null;
+  readonly events: CallEvents | null;
 
   constructor(
     /** Told when the call is finished. */
@@ -163,21 +208,88 @@ export class UpstreamCall {
     this.timeoutMs = spec.timeoutMs;
     this.from = spec.from;
     this.to = spec.to;
+    this.fanout = spec.fanout ?? 1;
+    // Hedging is for default routing only: under affinity the call must stay on its node
+    // sequence (README "Hedged reads").
+    this.hedge = spec.slot < 0 ? (spec.hedge ?? null) : null;
+    this.events = spec.events ?? null;
+  }
+
+  /** Every node asked, comma-separated in order ('' before the first attempt). */
+  get asked(): string {
+    return this.nodesTried !== '' ? this.nodesTried : this.current === null ? '' : this.current.node.id;
+  }
+
+  /** Whether the request went out to a node already (a coalescing joiner then needs the window). */
+  get written(): boolean {
+    return this.current !== null && this.current.written;
+  }
+
+  /** An attempt of this call still waits to be written (a broadcast's): its body must stay as it is. */
+  get bodyInUse(): boolean {
+    const open = this.open;
+    if (open === null) return false;
+    for (let i = 0; i < open.length; i++) if (!open[i]!.done && !open[i]!.written) return true;
+    return false;
   }
 
   start(): void {
     const node = this.router.route(this);
     if (node === null) return this.fail(this.attempts === 0 ? F_NONE : this.lastFailure);
+    if (this.fanout > 1) return this.broadcast(node);
+    if (this.hedge !== null) this.open ??= [];
+    this.launch(node);
+    if (this.hedge !== null && this.hedged < this.hedge.maxExtra && this.hedgeTimer === null) {
+      this.hedgeTimer = setTimeout(onHedgeTimer, this.hedge.delayFor(node.bit), this);
+    }
+  }
+
+  /** The chosen node and up to fanout − 1 other usable ones, all at once; never retried. */
+  private broadcast(first: UpstreamNode): void {
+    this.open = [];
+    this.reasons = [];
+    this.launching = true;
+    this.launch(first);
+    for (let k = 1; k < this.fanout; k++) {
+      const n = this.router.route(this);
+      if (n === null || !usable(n)) break;
+      this.launch(n);
+    }
+    this.launching = false;
+    if (this.attempts > 1 && this.events !== null) this.events.callEvent('broadcast');
+    if (this.live === 0 && !this.finished) this.endBroadcast();
+  }
+
+  private launch(node: UpstreamNode): void {
+    const a = new Attempt(this, node, this.timeoutMs, this.attempts);
+    if (this.attempts === 0) this.sentAt = a.startedAt;
+    else this.nodesTried = (this.nodesTried === '' ? this.current!.node.id : this.nodesTried) + ',' + node.id;
     this.attempts++;
+    this.live++;
     this.tried |= node.bit;
     node.inflight++;
     node.requests++;
-    node.client.send(new Attempt(this, node, this.timeoutMs));
+    this.current = a;
+    if (this.open !== null) this.open.push(a);
+    node.client.send(a);
+  }
+
+  /** The hedge timer fired: the call goes to the next best node too, unless it is over. */
+  hedgeNow(): void {
+    const h = this.hedge!;
+    if (this.finished || this.live === 0 || this.hedged >= h.maxExtra) return;
+    const node = this.router.route(this);
+    if (node === null || !usable(node)) return;
+    this.hedged++;
+    if (this.events !== null) this.events.callEvent('hedge_fired');
+    this.launch(node);
+    if (this.hedged < h.maxExtra) this.hedgeTimer = setTimeout(onHedgeTimer, h.delayFor(node.bit), this);
   }
 
   attemptEnded(a: Attempt, failure: number, reason: string, status: number, answer: Buffer | null): void {
     const node = a.node;
     node.inflight--;
+    this.live--;
     const now = performance.now();
     if (failure === F_NONE) {
       const body = answer!;
@@ -185,21 +297,79 @@ export class UpstreamCall {
         failure = F_OTHER;
         reason = status >= 300 || status < 200 ? 'HTTP ' + status : 'unusable body';
       } else {
-        node.recordSuccess(now - a.startedAt, now);
-        this.router.methodLatency.record(this.method, now - a.startedAt);
+        const ms = now - a.startedAt;
+        node.recordSuccess(ms, now);
+        this.router.methodLatency.record(this.method, ms);
+        // Late answers too: a slow node's slow answers are what its percentile must see.
+        if (this.hedge !== null) this.hedge.record(node.bit, ms);
+        if (this.finished) return;
+        // A broadcast waits for an answer with a result; node errors are kept, best rank first.
+        if (this.fanout > 1 && this.expectsAnswer && isErrorAnswer(body)) return this.keepErrorAnswer(a, status, body);
+        if (a.rank > 0 && this.hedge !== null && this.events !== null) this.events.callEvent('hedge_won');
         this.response = body;
         this.status = status;
         this.node = node;
-        this.owner.onCallDone(this);
-        return;
+        return this.done();
       }
     }
     node.recordFailure(reason, Date.now());
+    if (this.finished) return;
+    if (this.reasons !== null) {
+      this.reasons.push(node.id + ': ' + reason);
+      if (this.live === 0 && !this.launching) this.endBroadcast();
+      return;
+    }
     this.lastFailure = failure;
     this.lastReason = node.id + ': ' + reason;
+    // Another node still has the call (a hedge): its answer may yet come.
+    if (this.live > 0) return;
     const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || this.retrySafe;
     if (retry && this.attempts < this.router.maxAttempts) return this.start();
     this.fail(failure);
+  }
+
+  private keepErrorAnswer(a: Attempt, status: number, body: Buffer): void {
+    if (this.errorAnswer === null || a.rank < this.errorAnswer.rank) {
+      this.errorAnswer = a;
+      this.errorAnswerBody = body;
+      this.errorStatus = status;
+    }
+    if (this.live === 0 && !this.launching) this.endBroadcast();
+  }
+
+  /** Every broadcast attempt ended without a result: the first node's error answer, else 7502 with every reason. */
+  private endBroadcast(): void {
+    const e = this.errorAnswer;
+    if (e !== null) {
+      this.response = this.errorAnswerBody;
+      this.status = this.errorStatus;
+      this.node = e.node;
+      return this.done();
+    }
+    // No node answered at all: 7502 whatever the kinds of failure, every reason in `data`.
+    this.lastReason = this.reasons![0] ?? '';
+    this.fail(F_OTHER);
+  }
+
+  /** Tells the owner; a hedge still queued is taken back, one already sent is left to be read and ignored. */
+  private done(): void {
+    this.finished = true;
+    if (this.hedgeTimer !== null) {
+      clearTimeout(this.hedgeTimer);
+      this.hedgeTimer = null;
+    }
+    const open = this.open;
+    if (open !== null && this.reasons === null) {
+      for (let i = 0; i < open.length; i++) {
+        const a = open[i]!;
+        if (a.done || !a.node.client.withdraw(a)) continue;
+        a.done = true;
+        clearTimeout(a.timer);
+        a.node.inflight--;
+        this.live--;
+      }
+    }
+    this.owner.onCallDone(this);
   }
 
   private fail(failure: number): void {
@@ -208,9 +378,13 @@ export class UpstreamCall {
       this.errorData = { attempts: this.attempts };
     } else {
       this.error = failure === F_TIMEOUT || failure === F_CONNECT_TIMEOUT ? Errors.upstreamTimeout : Errors.upstreamFailed;
-      this.errorData = { attempts: this.attempts, reason: this.lastReason };
+      this.errorData = this.reasons !== null ? { attempts: this.attempts, reason: this.lastReason, reasons: this.reasons } : { attempts: this.attempts, reason: this.lastReason };
+    }
+    this.finished = true;
+    if (this.hedgeTimer !== null) {
+      clearTimeout(this.hedgeTimer);
+      this.hedgeTimer = null;
     }
     this.owner.onCallDone(this);
   }
 }
-

@@ -39,7 +39,8 @@ export class ProbeClient {
   private send(path: string, body: string, timeoutMs: number): Promise<ProbeResponse> {
     return new Promise((resolve, reject) => {
       const signal = AbortSignal.timeout(timeoutMs);
-      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      // The user agent lets a simulated node tell probes from traffic (sim knob slowRate spares probes).
+      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'jumpgate-health' };
       // The URL gives host and port (an IPv6 literal loses its brackets), `path` the rest.
       const req = this.request(this.base, { path, method: 'POST', agent: this.agent, headers }, (res) => {
         let text = '';

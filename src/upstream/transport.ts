@@ -27,6 +27,8 @@ export interface AttemptSink {
   readonly startedAt: number;
   /** Whatever the client needs to find the attempt again (its connection, its handler). */
   clientRef: unknown;
+  /** Set by the client once the request left for the node (a coalesced call written already takes only joiners within its window). */
+  written: boolean;
   /** True once the attempt has ended (answered, failed or timed out): late events are ignored. */
   readonly done: boolean;
   /** A whole response (a view into a read buffer that is never reused). */
@@ -41,6 +43,12 @@ export interface UpstreamClient {
    * never written (so any method may be retried), false when the node may have received it.
    */
   abandon(a: AttemptSink): boolean;
+  /**
+   * The call no longer needs this attempt (a hedge was answered first): drops it when its
+   * request was not written yet (true). A written one stays where it is, so a pipelined
+   * connection keeps its order: its answer is read and ignored when it comes (false).
+   */
+  withdraw(a: AttemptSink): boolean;
   /** Stop taking requests; resolves when the in-flight ones are answered. */
   close(): Promise<void>;
   destroy(): Promise<void>;

@@ -22,6 +22,7 @@ class UndiciHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.attempt.written = true;
     if (this.attempt.done) controller.abort(ABANDONED);
   }
 
@@ -79,6 +80,11 @@ export class UndiciClient implements UpstreamClient {
     const h = a.clientRef as UndiciHandler | null;
     if (h === null || h.controller === null) return true;
     h.controller.abort(ABANDONED);
+    return false;
+  }
+
+  /** undici gives no way to take a queued request back: it runs, and its answer is ignored. */
+  withdraw(): boolean {
     return false;
   }
 

@@ -26,6 +26,16 @@ export class FakeClient implements UpstreamClient {
     return this.neverWritten;
   }
 
+  /** Attempts taken back before being written (a hedge answered first). */
+  readonly withdrawn: AttemptSink[] = [];
+  /** What withdraw() answers: true = the attempt was still queued. */
+  queued = false;
+
+  withdraw(a: AttemptSink): boolean {
+    if (this.queued) this.withdrawn.push(a);
+    return this.queued;
+  }
+
   /** Attempts not ended yet. */
   open(): AttemptSink[] {
     return this.attempts.filter((a) => !a.done);
@@ -43,6 +53,10 @@ export interface FakeNode {
   inflight: number;
   requests: number;
   usable: boolean;
+  /** What routing/node-view.ts reads (broadcasts and hedges go only to usable nodes). */
+  state: 'healthy' | 'unhealthy';
+  drained: boolean;
+  weight: number;
   successes: number;
   failures: string[];
   recordSuccess(ms: number, now: number): void;
@@ -57,6 +71,9 @@ export function fakeNode(id: string, index: number): FakeNode {
     inflight: 0,
     requests: 0,
     usable: true,
+    state: 'healthy',
+    drained: false,
+    weight: 1,
     successes: 0,
     failures: [],
     recordSuccess() {

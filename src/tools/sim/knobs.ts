@@ -22,6 +22,15 @@ export interface SimKnobs {
   unhealthy: boolean;
   /** WS refused (upgrades answer 503); turning it on closes open WS connections (1001). */
   wsDrop: boolean;
+  /**
+   * Fraction of RPC requests answered `slowMs` later than the rest (tail latency, for hedged
+   * reads). Health probes (the gateway's prober, and any getHealth) are never slowed.
+   */
+  slowRate: number;
+  /** Extra delay of a slowed request, at most MAX_SLOW_MS: slow, never stalled. */
+  slowMs: number;
+  /** Only requests calling one of these methods are slowed; [] = any method. */
+  slowMethods: string[];
 }
 
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
@@ -34,7 +43,13 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   dropRate: 0,
   unhealthy: false,
   wsDrop: false,
+  slowRate: 0,
+  slowMs: 0,
+  slowMethods: [] as string[],
 });
+
+/** slowMs at most: a slowed request is still answered. */
+export const MAX_SLOW_MS = 60_000;
 
 export const KNOB_NAMES = Object.keys(DEFAULT_KNOBS) as (keyof SimKnobs)[];
 const FAIL_MODES: readonly string[] = ['http500', 'rpc-error', 'mixed'];
@@ -81,7 +96,18 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         out.latencyMs = [v[0], v[1]];
         break;
       }
+      case 'slowMs':
+        out.slowMs = uint(k, v, 0);
+        if (v > MAX_SLOW_MS) throw new KnobError(k, `slowMs must be at most ${MAX_SLOW_MS}`);
+        break;
+      case 'slowMethods':
+        if (!Array.isArray(v) || v.length > 100 || !v.every((m) => typeof m === 'string' && m.length > 0 && m.length <= 128)) {
+          throw new KnobError(k, 'slowMethods must be a list of method names');
+        }
+        out.slowMethods = [...(v as string[])];
+        break;
       case 'failRate':
+      case 'slowRate':
       case 'stallRate':
       case 'dropRate':
         out[k] = rate(k, v);

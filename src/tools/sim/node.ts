@@ -56,6 +56,8 @@ const BY_METHOD_MAX = 1000;
 const OTHER_METHODS = '(other)';
 const JSON_TYPE = 'application/json';
 const OK = '200 OK';
+/** The gateway's health prober announces itself (upstream/probe-client.ts): slowRate spares it. */
+const PROBE_AGENT = 'jumpgate-health';
 // Exclusive: uWS otherwise sets SO_REUSEPORT, and a second process could share the port.
 const LISTEN_EXCLUSIVE = 1;
 const PICK_PORT_ATTEMPTS = 20;
@@ -122,8 +124,12 @@ class Sim implements SimNode {
   readonly app: TemplatedApp;
   private closed = false;
 
+  /** A call of the request being answered may be slowed (slowMethods; getHealth never is). */
+  private slowable = false;
+
   private readonly ok: Exec = (method, params) => {
     this.count(method);
+    if (method !== 'getHealth' && (this.state.slowMethods.length === 0 || this.state.slowMethods.includes(method))) this.slowable = true;
     return callMethod(method, params, this.env);
   };
 
@@ -153,7 +159,7 @@ class Sim implements SimNode {
       .get('/health', (res) => {
         res.end(this.state.unhealthy ? 'behind' : 'ok');
       })
-      .post('/*', (res: Pending) => this.onRpc(res))
+      .post('/*', (res: Pending, req) => this.onRpc(res, req.getHeader('user-agent') === PROBE_AGENT))
       .any('/*', (res) => {
         res.writeStatus('405 Method Not Allowed').end('Used HTTP Method is not allowed. POST is required');
       });
@@ -170,7 +176,7 @@ class Sim implements SimNode {
   }
 
   knobs(): SimKnobs {
-    return { ...this.state, latencyMs: [this.state.latencyMs[0], this.state.latencyMs[1]] };
+    return { ...this.state, latencyMs: [this.state.latencyMs[0], this.state.latencyMs[1]], slowMethods: [...this.state.slowMethods] };
   }
 
   close(): Promise<void> {
@@ -195,15 +201,15 @@ class Sim implements SimNode {
     return JSON.stringify({ requests, calls, byMethod: Object.fromEntries(byMethod) });
   }
 
-  private onRpc(res: Pending): void {
+  private onRpc(res: Pending, probe: boolean): void {
     this.stats.requests++;
     res.onAborted(() => {
       res.aborted = true;
     });
-    readBody(res, (body) => this.answer(res, body));
+    readBody(res, (body) => this.answer(res, body, probe));
   }
 
-  private answer(res: Pending, body: Buffer): void {
+  private answer(res: Pending, body: Buffer, probe: boolean): void {
     const k = this.state;
     // One draw per request, split into bands: drop, stall, fail (500 half first), answer.
     const r = Math.random();
@@ -220,22 +226,25 @@ class Sim implements SimNode {
     this.env.at(this.slot());
     this.env.lag = k.lag;
     this.env.unhealthy = k.unhealthy;
+    this.slowable = false;
     const text = respond(body, rpcError ? this.failing : this.ok, this.stats);
+    // A draw of its own, so slowRate does not shift the fail and stall bands.
+    const slowMs = k.slowRate > 0 && !probe && this.slowable && Math.random() < k.slowRate ? k.slowMs : 0;
     if (r < k.dropRate) {
       res.done = true;
       res.close();
     } else if (r < stallEnd) {
       // Never answered: the client's abort (or close()) ends it.
     } else if (http500) {
-      this.reply(res, '500 Internal Server Error', 'text/plain', 'Internal Server Error');
+      this.reply(res, '500 Internal Server Error', 'text/plain', 'Internal Server Error', slowMs);
     } else {
-      this.reply(res, OK, JSON_TYPE, text);
+      this.reply(res, OK, JSON_TYPE, text, slowMs);
     }
   }
 
-  private reply(res: Pending, status: string, type: string, text: string): void {
+  private reply(res: Pending, status: string, type: string, text: string, slowMs: number): void {
     const [lo, hi] = this.state.latencyMs;
-    if (hi <= 0) {
+    if (hi <= 0 && slowMs <= 0) {
       write(res, status, type, text);
       return;
     }
@@ -243,7 +252,7 @@ class Sim implements SimNode {
       () => {
         if (res.aborted !== true) res.cork(() => write(res, status, type, text));
       },
-      lo + Math.random() * (hi - lo),
+      slowMs + lo + Math.random() * (hi - lo),
     ).unref(); // the server keeps the loop alive; after close() a pending reply must not
   }
 

@@ -143,7 +143,9 @@ export class Connection implements AnswerSink, Flushable {
     let start = 0;
     let corked = false;
     for (let i = from; i < to; i++) {
-      const body = q[i]!.body;
+      const a = q[i]!;
+      a.written = true;
+      const body = a.body;
       at += prefix.copy(out, at);
       at += out.write(body.length + '\r\n\r\n', at, 'latin1');
       if (body.length <= COPY_LIMIT) {
@@ -218,7 +220,11 @@ export class Connection implements AnswerSink, Flushable {
       if (a.done) continue;
       if (!this.ready) a.failed(F_CONNECT, reason);
       else if (i === head && i < sent && !this.closing) a.failed(F_OTHER, reason);
-      else this.owner.resend(a);
+      else {
+        // It goes out again: until then its body is still needed (call.ts bodyInUse).
+        a.written = false;
+        this.owner.resend(a);
+      }
     }
   }
 
@@ -227,6 +233,16 @@ export class Connection implements AnswerSink, Flushable {
     if (this.closed) return;
     this.socket.destroy();
     this.onClose(reason, false);
+  }
+
+  /** Takes back a request not written yet (true); a written one stays and its answer will be ignored. */
+  withdraw(a: AttemptSink): boolean {
+    const q = this.queue;
+    const i = q.indexOf(a, this.head);
+    if (i === -1 || (i < this.sent && this.ready)) return false;
+    q.splice(i, 1);
+    if (a.exclusive) this.exclusive--;
+    return true;
   }
 
   /** True when its request is removed before being written; false when it was written. */

@@ -162,6 +162,15 @@ export class Http1Pool implements UpstreamClient, ConnectionOwner {
     return true;
   }
 
+  withdraw(a: AttemptSink): boolean {
+    const c = a.clientRef as Connection | null;
+    if (c !== null) return c.withdraw(a);
+    const i = this.waiting.indexOf(a);
+    if (i === -1) return false;
+    this.waiting.splice(i, 1);
+    return true;
+  }
+
   private sweep(): void {
     for (const c of [...this.conns]) {
       if (c.unanswered > 0) continue;

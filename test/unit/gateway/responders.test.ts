@@ -74,7 +74,7 @@ t.test('a listed CORS origin, a Retry-After or a draining gateway: the header li
   t.same(res.headers, [
     ['content-type', 'application/json'],
     ['access-control-allow-origin', 'https://app.example'],
-    ['access-control-expose-headers', 'X-Service-Node'],
+    ['access-control-expose-headers', 'X-Service-Node, X-Service-Nodes-Tried'],
     ['vary', 'Origin'],
     ['X-Service-Node', 'n0'],
   ]);
@@ -91,7 +91,7 @@ t.test('a listed CORS origin, a Retry-After or a draining gateway: the header li
   t.same(second.headers, [
     ['content-type', 'application/json'],
     ['access-control-allow-origin', '*'],
-    ['access-control-expose-headers', 'X-Service-Node'],
+    ['access-control-expose-headers', 'X-Service-Node, X-Service-Nodes-Tried'],
     ['retry-after', '1'],
   ]);
   await ended(first);
@@ -151,9 +151,9 @@ t.test('the client IP: the socket peer, or the X-Forwarded-For hop behind a trus
 t.test('WebSocket: the body goes back on the socket, nothing for a notification; the IP is the connection’s', async (t) => {
   const delivered: (string | Buffer)[] = [];
   const ws: Responder = new WsResponder({ ip: '203.0.113.5', deliver: (b) => delivered.push(b) });
-  ws.answer('502 Bad Gateway', '{"error":1}', 'n0', false, '');
-  ws.answer('200 OK', '', 'n0', false, '');
-  ws.answer('200 OK', Buffer.from('[1]'), 'n0,n1', false, '');
+  ws.answer('502 Bad Gateway', '{"error":1}', 'n0', false, '', '');
+  ws.answer('200 OK', '', 'n0', false, '', '');
+  ws.answer('200 OK', Buffer.from('[1]'), 'n0,n1', false, '', '');
   t.same(
     delivered.map((b) => b.toString()),
     ['{"error":1}', '[1]'],

@@ -78,6 +78,7 @@ interface Outcome {
 }
 
 class Sink implements AttemptSink {
+  written = false;
   clientRef: unknown = null;
   done = false;
   readonly body: Buffer;
@@ -430,4 +431,37 @@ t.test('close waits for in-flight answers; destroy fails what is left', async (t
   await eventually('the stuck request reached the node', () => s.bodies.includes('{"never":1}'));
   await p2.destroy();
   t.equal(stuck.outcome?.kind, F_OTHER);
+});
+
+t.test('withdraw: a request not written yet is taken back; a written one stays and its late answer is read and dropped', async (t) => {
+  // The first request is held until the test releases it; the others are answered at once.
+  const held0 = { release: (): void => {} };
+  const s = await server(t, (body, socket) => {
+    if (body !== '{"n":"held"}') return echo(body, socket);
+    held0.release = () => socket.write(ok(`{"echo":${body}}`));
+    return null;
+  });
+  const p = pool(t, s.url, { connections: 1 });
+  const held = new Sink('{"n":"held"}');
+  p.send(held);
+  const queued = new Sink('{"n":"queued"}');
+  p.send(queued);
+  t.equal(p.withdraw(queued), true, 'still queued in this turn: taken back');
+  await eventually('the held request was written', () => held.written && s.bodies.length === 1);
+  t.equal(p.withdraw(held), false, 'written: it stays on its connection');
+  // The call gave up on it (a hedge answered): its answer must be read and ignored.
+  held.done = true;
+  const behind = [1, 2, 3].map((i) => new Sink(`{"n":${i}}`));
+  for (const a of behind) p.send(a);
+  held0.release();
+  const out = await Promise.all(behind.map((a) => a.settled));
+  t.same(
+    out.map((o) => o.body),
+    ['{"echo":{"n":1}}', '{"echo":{"n":2}}', '{"echo":{"n":3}}'],
+    'the requests behind it get their own answers',
+  );
+  t.equal(held.outcome, null, 'the late answer was dropped');
+  t.same(s.bodies, ['{"n":"held"}', '{"n":1}', '{"n":2}', '{"n":3}'], 'the withdrawn request never reached the node');
+  t.equal(s.connections, 1, 'one connection throughout');
+  t.equal(p.connectionCount, 1);
 });

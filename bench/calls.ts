@@ -1,0 +1,308 @@
+// How one call reaches nodes (README "Broadcast sends", "Hedged reads", "Coalescing"), each
+// scenario against simulated nodes in processes of their own and a gateway process:
+//   hedge      one node answers 5% of getBalance calls 200 ms late, the other is healthy:
+//              p50/p99 through jumpgate without and with hedging, the healthy node's own
+//              p99 (direct), and the extra upstream calls hedging costs
+//   coalesce   1,000 clients poll getLatestBlockhash in a burst at each slot (400 ms): upstream
+//              calls per client call and gateway CPU, without and with coalescing
+//   broadcast  sendTransaction when the client's node is the slowest of three: time to the
+//              first success with fanout 1 and 3
+
+import { Agent, request } from 'node:http';
+import { generate } from './load.js';
+import { startGatewayProc, startSimProc, type Proc } from './procs.js';
+import type { LatencyMs } from '../src/tools/loadgen/http-load.js';
+
+const TOKEN = 'bench-calls-token-0123456789';
+
+type Sim = Proc & { url: string };
+
+async function simStats(s: Sim): Promise<Record<string, number>> {
+  const r = await fetch(s.url + '/sim/stats');
+  return ((await r.json()) as { byMethod: Record<string, number> }).byMethod;
+}
+
+async function simCalls(sims: Sim[], method: string): Promise<number> {
+  let n = 0;
+  for (const s of sims) n += (await simStats(s))[method] ?? 0;
+  return n;
+}
+
+async function setKnobs(s: Sim, knobs: Record<string, unknown>): Promise<void> {
+  const r = await fetch(s.url + '/sim/control', { method: 'POST', body: JSON.stringify(knobs) });
+  if (r.status !== 200) throw new Error(`sim control: ${await r.text()}`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/** One POST through a keep-alive agent: the answer's status, node header and time. */
+function post(agent: Agent, url: string, body: string): Promise<{ status: number; node: string; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url + '/api-token/' + TOKEN, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, node: String(res.headers['x-service-node'] ?? ''), ms: performance.now() - t0 }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function stopAll(procs: Proc[]): Promise<void> {
+  await Promise.all(procs.map((p) => p.stop()));
+}
+
+// ---- hedge ----
+
+export interface HedgeRow {
+  target: string;
+  latencyMs: LatencyMs;
+  clientCalls: number;
+  upstreamCalls: number;
+  /** (upstream − client) / client. */
+  extraCalls: number;
+  /** Share of the upstream calls node "slow" got. */
+  slowShare: number;
+  errors: number;
+}
+
+export interface HedgeResult {
+  rate: number;
+  seconds: number;
+  rows: HedgeRow[];
+  /** The hedged p99 over the healthy node's own p99 (goal ≤ 2). */
+  p99Ratio: number;
+}
+
+export async function runHedge(o: { quick: boolean; log?: (line: string) => void }): Promise<HedgeResult> {
+  const rate = o.quick ? 200 : 500;
+  const seconds = o.quick ? 1 : 8;
+  const load = ['--rate', String(rate), '--connections', '20', '--method', 'getBalance', '--params', '["Acc1"]', '--duration', `${seconds}s`, '--warmup', o.quick ? '200ms' : '1s'];
+  const slow = await startSimProc('slow', ['--slow-rate', '0.05', '--slow-ms', '200', '--slow-methods', 'getBalance']);
+  const healthy = await startSimProc('healthy');
+  const sims = [slow, healthy];
+  const procs: Proc[] = [...sims];
+  const rows: HedgeRow[] = [];
+  try {
+    o.log?.('hedge: healthy node direct');
+    const direct = await generate(['--url', healthy.url, ...load]);
+    rows.push({ target: 'healthy node direct', latencyMs: direct.latencyMs, clientCalls: direct.allAnswered, upstreamCalls: direct.allAnswered, extraCalls: 0, slowShare: 0, errors: direct.errors });
+    const nodes = sims.map((s, i) => ({ id: i === 0 ? 'slow' : 'healthy', url: s.url }));
+    const HEDGE = 'routing: { hedge: { methods: [getBalance] } }';
+    for (const [target, extra, bothSlow] of [
+      ['jumpgate, no hedging', '', false],
+      ['jumpgate, hedge getBalance (defaults: p90, 2-100 ms)', HEDGE, false],
+      ['both nodes slow 5%: jumpgate, no hedging', '', true],
+      ['both nodes slow 5%: jumpgate, hedging', HEDGE, true],
+    ] as const) {
+      o.log?.(`hedge: ${target}`);
+      if (bothSlow) await setKnobs(healthy, { slowRate: 0.05, slowMs: 200, slowMethods: ['getBalance'] });
+      const gw = await startGatewayProc(nodes, TOKEN, extra);
+      procs.push(gw);
+      const before = await simCalls(sims, 'getBalance');
+      const slowBefore = await simCalls([slow], 'getBalance');
+      const r = await generate(['--url', gw.url, '--token', TOKEN, ...load]);
+      const upstream = (await simCalls(sims, 'getBalance')) - before;
+      const slowCalls = (await simCalls([slow], 'getBalance')) - slowBefore;
+      rows.push({ target, latencyMs: r.latencyMs, clientCalls: r.allAnswered, upstreamCalls: upstream, extraCalls: (upstream - r.allAnswered) / Math.max(1, r.allAnswered), slowShare: slowCalls / Math.max(1, upstream), errors: r.errors });
+      await gw.stop();
+    }
+  } finally {
+    await stopAll(procs);
+  }
+  return { rate, seconds, rows, p99Ratio: rows[2]!.latencyMs.p99 / Math.max(0.001, rows[0]!.latencyMs.p99) };
+}
+
+export function hedgeTable(r: HedgeResult): string {
+  return [
+    `**Hedged reads: getBalance at ${r.rate} req/s (open loop, 20 connections, ${r.seconds} s); node "slow" answers 5% of them 200 ms late, node "healthy" none**`,
+    '',
+    '| target | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | client calls | upstream calls | extra calls | node "slow"\'s share | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.rows.map((x) => `| ${x.target} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p90.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.latencyMs.p999.toFixed(1)} | ${x.latencyMs.max.toFixed(1)} | ${x.clientCalls} | ${x.upstreamCalls} | ${(x.extraCalls * 100).toFixed(1)}% | ${(x.slowShare * 100).toFixed(0)}% | ${x.errors} |`),
+    '',
+    `- hedged p99 (one slow node) / healthy node's own p99: ${r.p99Ratio.toFixed(2)}× (goal ≤ 2×); extra upstream calls goal ≤ 15%`,
+  ].join('\n');
+}
+
+// ---- coalesce ----
+
+export interface CoalesceRow {
+  target: string;
+  clientCalls: number;
+  upstreamCalls: number;
+  upstreamPerClientCall: number;
+  gatewayCpuMsPer1k: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface CoalesceResult {
+  clients: number;
+  bursts: number;
+  nodeLatencyMs: string;
+  rows: CoalesceRow[];
+}
+
+export async function runCoalesce(o: { quick: boolean; log?: (line: string) => void }): Promise<CoalesceResult> {
+  const clients = o.quick ? 100 : 1000;
+  const bursts = o.quick ? 3 : 15;
+  const latency = '2-4';
+  const sims = [await startSimProc('c0', ['--latency-ms', latency]), await startSimProc('c1', ['--latency-ms', latency])];
+  const procs: Proc[] = [...sims];
+  const rows: CoalesceRow[] = [];
+  const body = '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"confirmed"}]}';
+  try {
+    const nodes = sims.map((s, i) => ({ id: `c${i}`, url: s.url }));
+    for (const [target, extra] of [
+      ['no coalescing', ''],
+      ['coalesce, windowMs 0', 'routing: { coalesce: { methods: [getLatestBlockhash], windowMs: 0 } }'],
+      ['coalesce, windowMs 50', 'routing: { coalesce: { methods: [getLatestBlockhash], windowMs: 50 } }'],
+    ] as const) {
+      o.log?.(`coalesce: ${target}`);
+      const gw = await startGatewayProc(nodes, TOKEN, extra);
+      procs.push(gw);
+      // Each client has its own connection, as 1,000 bots would.
+      const agent = new Agent({ keepAlive: true, maxSockets: clients });
+      await Promise.all(Array.from({ length: clients }, () => post(agent, gw.url, body)));
+      const before = await simCalls(sims, 'getLatestBlockhash');
+      const cpu0 = gw.cpuSeconds();
+      const times: number[] = [];
+      let errors = 0;
+      for (let b = 0; b < bursts; b++) {
+        const start = performance.now();
+        const answers = await Promise.all(Array.from({ length: clients }, () => post(agent, gw.url, body)));
+        for (const a of answers) {
+          times.push(a.ms);
+          if (a.status !== 200) errors++;
+        }
+        // The next slot.
+        const wait = 400 - (performance.now() - start);
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
+      const cpu = gw.cpuSeconds() - cpu0;
+      const upstream = (await simCalls(sims, 'getLatestBlockhash')) - before;
+      agent.destroy();
+      times.sort((a, b) => a - b);
+      const calls = clients * bursts;
+      rows.push({ target, clientCalls: calls, upstreamCalls: upstream, upstreamPerClientCall: upstream / calls, gatewayCpuMsPer1k: (cpu * 1e6) / calls, p50Ms: percentile(times, 0.5), p99Ms: percentile(times, 0.99), errors });
+      await gw.stop();
+    }
+  } finally {
+    await stopAll(procs);
+  }
+  return { clients, bursts, nodeLatencyMs: latency, rows };
+}
+
+export function coalesceTable(r: CoalesceResult): string {
+  const base = r.rows[0]!;
+  return [
+    `**Coalescing: ${r.clients} clients (a connection each) send getLatestBlockhash together at each slot (400 ms), ${r.bursts} slots; two nodes answering in ${r.nodeLatencyMs} ms**`,
+    '',
+    '| gateway | client calls | upstream calls | upstream per client call | fewer upstream calls | gateway CPU ms / 1k calls | p50 ms | p99 ms | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.rows.map(
+      (x) =>
+        `| ${x.target} | ${x.clientCalls} | ${x.upstreamCalls} | ${x.upstreamPerClientCall.toFixed(3)} | ${(base.upstreamCalls / Math.max(1, x.upstreamCalls)).toFixed(1)}× | ${x.gatewayCpuMsPer1k.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${x.errors} |`,
+    ),
+    '',
+    '- goal: ≥ 10× fewer upstream calls; latency is each client call, burst sent at once',
+  ].join('\n');
+}
+
+// ---- broadcast ----
+
+export interface BroadcastRow {
+  fanout: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  answeredBy: Record<string, number>;
+  upstreamCalls: number;
+  clientCalls: number;
+  errors: number;
+}
+
+export interface BroadcastResult {
+  /** Node id → its fixed latency; the first is the client's affinity node. */
+  latencies: Record<string, number>;
+  calls: number;
+  rows: BroadcastRow[];
+}
+
+export async function runBroadcast(o: { quick: boolean; log?: (line: string) => void }): Promise<BroadcastResult> {
+  const calls = o.quick ? 20 : 300;
+  const sims = [await startSimProc('b0'), await startSimProc('b1'), await startSimProc('b2')];
+  const procs: Proc[] = [...sims];
+  const rows: BroadcastRow[] = [];
+  const latencies: Record<string, number> = {};
+  try {
+    const nodes = sims.map((s, i) => ({ id: `b${i}`, url: s.url }));
+    for (const fanout of [1, 3]) {
+      const gw = await startGatewayProc(nodes, TOKEN, `routing: { broadcast: { methods: [sendTransaction], fanout: ${fanout} } }`);
+      procs.push(gw);
+      const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+      const tx = (i: number) => `{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`;
+      if (fanout === 1) {
+        // The client's node (automatic IP affinity for sendTransaction) is made the slowest.
+        const mine = (await post(agent, gw.url, tx(0))).node;
+        const others = nodes.filter((n) => n.id !== mine);
+        latencies[mine] = 40;
+        latencies[others[0]!.id] = 15;
+        latencies[others[1]!.id] = 3;
+        for (let i = 0; i < 3; i++) await setKnobs(sims[i]!, { latencyMs: [latencies[nodes[i]!.id]!, latencies[nodes[i]!.id]!] });
+      }
+      o.log?.(`broadcast: fanout ${fanout}`);
+      const before = await simCalls(sims, 'sendTransaction');
+      const times: number[] = [];
+      const answeredBy: Record<string, number> = {};
+      let errors = 0;
+      // Ten clients, one transaction at a time each.
+      let next = 1;
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          while (next <= calls) {
+            const a = await post(agent, gw.url, tx(next++));
+            times.push(a.ms);
+            answeredBy[a.node] = (answeredBy[a.node] ?? 0) + 1;
+            if (a.status !== 200) errors++;
+          }
+        }),
+      );
+      // Late answers of the slower nodes are still coming: let them arrive before counting.
+      await new Promise((r) => setTimeout(r, 200));
+      const upstream = (await simCalls(sims, 'sendTransaction')) - before;
+      agent.destroy();
+      times.sort((a, b) => a - b);
+      rows.push({ fanout, p50Ms: percentile(times, 0.5), p90Ms: percentile(times, 0.9), p99Ms: percentile(times, 0.99), answeredBy, upstreamCalls: upstream, clientCalls: calls, errors });
+      await gw.stop();
+    }
+  } finally {
+    await stopAll(procs);
+  }
+  return { latencies, calls, rows };
+}
+
+export function broadcastTable(r: BroadcastResult): string {
+  const lat = Object.entries(r.latencies)
+    .map(([id, ms], i) => `${id} ${ms} ms${i === 0 ? " (the client's node)" : ''}`)
+    .join(', ');
+  return [
+    `**Broadcast: sendTransaction, ${r.calls} calls from 10 clients; nodes answer in ${lat}**`,
+    '',
+    '| fanout | p50 ms | p90 ms | p99 ms | answered by | upstream calls per client call | errors |',
+    '|---:|---:|---:|---:|---|---:|---:|',
+    ...r.rows.map(
+      (x) =>
+        `| ${x.fanout} | ${x.p50Ms.toFixed(1)} | ${x.p90Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${Object.entries(x.answeredBy)
+          .map(([n, c]) => `${n} ${c}`)
+          .join(', ')} | ${(x.upstreamCalls / x.clientCalls).toFixed(2)} | ${x.errors} |`,
+    ),
+    '',
+    "- goal: with fanout 3, the fastest node's latency",
+  ].join('\n');
+}
