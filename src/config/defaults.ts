@@ -38,8 +38,9 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxAttempts: 3,
     autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'sendTransaction', 'simulateTransaction'],
     noRetryMethods: [],
+    methods: {},
   },
-  affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000 },
+  affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000, monotonic: true, monotonicWaitMs: 1500 },
   rateLimits: { token: { rate: 0, burst: 1 }, methods: {} },
   health: {
     intervalMs: 1000,

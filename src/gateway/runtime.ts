@@ -40,6 +40,8 @@ export interface Runtime {
   noRetry: Set<string>;
   /** Methods that get IP affinity when the client asked for default routing. */
   autoAffinity: Set<string>;
+  /** Methods with a label rule (README "Label routing"): default-mode batches group their calls. */
+  routedMethods: Set<string>;
   slots: SlotHasher;
   limiter: RateLimiter;
   clientIp: ClientIpResolver;
@@ -75,6 +77,7 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     methodTimeouts: new Map(Object.entries(config.limits.methodTimeoutMs)),
     noRetry: new Set(config.routing.noRetryMethods),
     autoAffinity: new Set(config.routing.autoAffinityMethods),
+    routedMethods: new Set(Object.keys(config.routing.methods)),
     slots: parts.slots,
     limiter: new RateLimiter(config),
     clientIp: new ClientIpResolver(config.trustedProxies),

@@ -17,6 +17,10 @@ export interface CallOwner {
 export interface Router {
   /** Next node for this call, excluding the nodes it tried; null when none is left. */
   route(call: UpstreamCall): UpstreamNode | null;
+  /** route() gave null: true when the router took the call over (parked it, or refused it itself). */
+  onNoNode?(call: UpstreamCall): boolean;
+  /** A node answered the call (before its owner hears of it). */
+  answered?(call: UpstreamCall): void;
   readonly maxAttempts: number;
   readonly methodLatency: MethodLatency;
 }
@@ -167,7 +171,10 @@ export class UpstreamCall {
 
   start(): void {
     const node = this.router.route(this);
-    if (node === null) return this.fail(this.attempts === 0 ? F_NONE : this.lastFailure);
+    if (node === null) {
+      if (this.router.onNoNode?.(this) === true) return;
+      return this.fail(this.attempts === 0 ? F_NONE : this.lastFailure);
+    }
     this.attempts++;
     this.tried |= node.bit;
     node.inflight++;
@@ -190,6 +197,7 @@ export class UpstreamCall {
         this.response = body;
         this.status = status;
         this.node = node;
+        this.router.answered?.(this);
         this.owner.onCallDone(this);
         return;
       }
@@ -200,6 +208,13 @@ export class UpstreamCall {
     const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || this.retrySafe;
     if (retry && this.attempts < this.router.maxAttempts) return this.start();
     this.fail(failure);
+  }
+
+  /** Ends the call with the router's own error (monotonic reads 7505, label routing 7503). */
+  refuse(error: GatewayErrorSpec, data: Record<string, unknown>): void {
+    this.error = error;
+    this.errorData = data;
+    this.owner.onCallDone(this);
   }
 
   private fail(failure: number): void {
