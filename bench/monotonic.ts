@@ -33,6 +33,8 @@ export interface MonotonicRow {
   worstSlots: number;
   refused7505: number;
   otherErrors: number;
+  /** Error answers by code ('fetch' for a failed request). */
+  errorCodes: Record<string, number>;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -83,7 +85,7 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
   const seen = new Float64Array(KEYS).fill(-1);
   const regressedKeys = new Uint8Array(KEYS);
   const latencies: number[] = [];
-  const row: MonotonicRow = { monotonic, requests: 0, regressions: 0, keysRegressed: 0, worstSlots: 0, refused7505: 0, otherErrors: 0, p50Ms: 0, p99Ms: 0, maxMs: 0 };
+  const row: MonotonicRow = { monotonic, requests: 0, regressions: 0, keysRegressed: 0, worstSlots: 0, refused7505: 0, otherErrors: 0, errorCodes: {}, p50Ms: 0, p99Ms: 0, maxMs: 0 };
   let running = true;
   const client = async (c: number): Promise<void> => {
     let n = c;
@@ -99,6 +101,8 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
         latencies.push(performance.now() - t0);
         row.requests++;
         if (json.error !== undefined) {
+          const code = String(json.error.code);
+          row.errorCodes[code] = (row.errorCodes[code] ?? 0) + 1;
           if (json.error.code === 7505) row.refused7505++;
           else row.otherErrors++;
           continue;
@@ -115,6 +119,7 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
         } else seen[k] = slot;
       } catch {
         row.otherErrors++;
+        row.errorCodes.fetch = (row.errorCodes.fetch ?? 0) + 1;
       }
     }
   };
