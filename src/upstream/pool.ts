@@ -163,7 +163,8 @@ export class NodePool implements Router {
     for (const n of this.nodes) {
       const now = usable(n);
       if (this.picker.monotonic && now && (!n.wasUsable || n.slot < n.lastProbedSlot)) n.mark.setReturning(true);
-      if (n.mark.returning && now && n.slot >= top) n.mark.setReturning(false);
+      // top 0: no key was served anything yet, so none can go back.
+      if (n.mark.returning && now && (top === 0 || n.slot >= top)) n.mark.setReturning(false);
       n.wasUsable = now;
       n.lastProbedSlot = n.slot;
     }
