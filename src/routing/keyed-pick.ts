@@ -31,6 +31,8 @@ export interface PreviousMap<N extends MarkedNode> {
 /** pick()'s answer when nodes are usable but none has caught up: park the call. */
 export const WAIT = -2;
 
+const NO_NODES: readonly never[] = [];
+
 /** Settled: not waiting to catch up after coming back. */
 function settled(n: MarkedNode): boolean {
   return !n.mark.returning;
@@ -49,7 +51,7 @@ export class KeyedPicker<N extends MarkedNode> {
   left: N | null = null;
   reason = R_DOWN;
   // What the predicates read for the pick under way (no closure per call).
-  private nodes: readonly N[] = [];
+  private nodes: readonly N[] = NO_NODES;
   private tried = 0;
   private allowed: Uint8Array | null = null;
 
@@ -83,7 +85,7 @@ export class KeyedPicker<N extends MarkedNode> {
   }
 
   private done(i: number): number {
-    this.nodes = [];
+    this.nodes = NO_NODES;
     this.allowed = null;
     return i;
   }

@@ -37,3 +37,13 @@ t.test('batch answers: the highest slot of any element', async (t) => {
   t.equal(answerSlot(b('[{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":8,"id":2}]'), true), 8);
   t.equal(answerSlot(b('[{"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":1}]'), false), -1);
 });
+
+t.test('the result key found wherever it is: near the head, or past the first bytes', async (t) => {
+  const pad = '"x":"' + 'y'.repeat(300) + '",';
+  t.equal(answerSlot(b('{"jsonrpc":"2.0",' + pad + '"result":{"context":{"slot":77},"value":1},"id":1}'), false), 77);
+  for (let n = 100; n < 160; n++) {
+    const body = '{"i":"' + 'z'.repeat(n) + '","result":5}';
+    if (answerSlot(b(body), true) !== 5) t.fail(`missed at padding ${n}`);
+  }
+  t.pass('found at every offset around the near/far boundary');
+});
