@@ -115,6 +115,8 @@ for (const [kind, fail] of Object.entries(FAILURES)) {
     }
     const m = await s.h.gw.metrics.registry.metrics();
     t.match(m, /jumpgate_monotonic_refusals_total\{node="n0",reason="(down|retry|drained)"\} [1-9]/, 'the refusals are counted under the node the key left');
+    t.match(m, /jumpgate_monotonic_waits_total\{node="n0",reason="(down|retry|drained)"\} [1-9]/, 'and the waits before them');
+    t.match(m, new RegExp(`jumpgate_node_high_water_slot\\{node="n0"\\} ${seen.max}`), "n0's high-water mark is the key's highest slot");
     // The other node catches up: the key is served from it, at or above what it saw.
     s.sims[1]!.set({ lag: 0 });
     let last: Answer | null = null;
