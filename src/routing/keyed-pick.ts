@@ -72,7 +72,9 @@ export class KeyedPicker<N extends MarkedNode> {
     const first = allowed === null ? map.primary(slot) : map.pick(slot, this.isAllowed);
     let moved = -1;
     if (this.monotonic && prev !== null && first >= 0) {
-      const p = allowed === null ? prev.map.primary(slot) : -1;
+      // A label rule's indexes are the current list's: the old map is read with it when the
+      // change kept the list (weights, drains); after a reload changed the node set, not.
+      const p = allowed === null ? prev.map.primary(slot) : prev.nodes === nodes ? prev.map.pick(slot, this.isAllowed) : -1;
       // Moved by the change, to a node not yet known to be where the old one was.
       if (p >= 0 && prev.nodes[p] !== nodes[first] && known(nodes[first]!) < prev.floor[p]!) moved = p;
     }

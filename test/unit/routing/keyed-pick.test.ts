@@ -112,6 +112,24 @@ t.test('a weight change: the moved key leaves its old node only for one at its o
   t.equal(p.pick(newMap, after, s, 0, null, prev), 2, 'caught up: the key moves');
 });
 
+t.test('a weight change under a label rule: the moved key waits for the new node too', async (t) => {
+  const ns = nodes(3);
+  const oldMap = new KeyMap(ns);
+  const allowed = Uint8Array.from([0, 1, 1]);
+  // n2's weight up: find a slot whose allowed owner moves from n1 to n2.
+  ns[2]!.weight = 6;
+  const newMap = new KeyMap(ns);
+  const firstAllowed = (m: KeyMap, s: number): number => m.sequence(s).find((i) => allowed[i] === 1)!;
+  let s = 0;
+  while (!(firstAllowed(oldMap, s) === 1 && firstAllowed(newMap, s) === 2)) s++;
+  ns[1]!.mark.raise(2000);
+  const prev: PreviousMap<TestNode> = { map: oldMap, nodes: ns, floor: Float64Array.from(ns, (n) => n.mark.slot) };
+  const p = new KeyedPicker<TestNode>();
+  t.equal(p.pick(newMap, ns, s, 0, allowed, prev), 1, 'stays on n1 while n2 is behind its mark');
+  ns[2]!.slot = 2000;
+  t.equal(p.pick(newMap, ns, s, 0, allowed, prev), 2, 'moves once n2 caught up');
+});
+
 t.test('labels: only allowed nodes, in the slot order', async (t) => {
   const ns = nodes(3);
   const map = new KeyMap(ns);
