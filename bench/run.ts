@@ -11,6 +11,7 @@
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
+//   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -29,13 +30,14 @@ import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
+import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runS6 } from './s6-ws.js';
 import { runS7, s7Table } from './s7.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
 type Name = (typeof ALL)[number];
 
 const { values, positionals } = parseArgs({
@@ -196,6 +198,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runS7({ quick, log });
       console.log('\n' + s7Table(r));
       results.s7 = r;
+      break;
+    }
+    case 'monotonic': {
+      const r = await runMonotonic({ quick, log });
+      console.log('\nMonotonic reads across failover\n' + monotonicTable(r));
+      results.monotonic = r;
       break;
     }
   }

@@ -45,7 +45,7 @@ export interface ReloadSummary {
 }
 
 /** Settings applied live; any other changed path needs a restart (`tls` itself: turning TLS on or off). */
-const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'rateLimits', 'health', 'log', 'tls.cert', 'tls.key', 'tls.ca', 'shutdown'];
+const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'affinity.monotonic', 'affinity.monotonicWaitMs', 'rateLimits', 'health', 'log', 'tls.cert', 'tls.key', 'tls.ca', 'shutdown'];
 
 /** Runtime fields that are state, not config: never replaced by a reload. */
 const RUNTIME_STATE = new Set<string>(['inflight', 'draining', 'onIdle']);

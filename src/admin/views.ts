@@ -1,6 +1,7 @@
 // JSON shapes of the admin API, and the checks of what it accepts.
 
 import type { NodeLatency } from '../metrics/latency-buckets.js';
+import type { NodeMark } from '../routing/high-water.js';
 import { bestSlot, routable, slotLag, type NodeView } from '../routing/node-view.js';
 
 /** What the admin API shows of a node, beyond what the routing rules read. */
@@ -10,6 +11,8 @@ export interface AdminNode extends NodeView {
   readonly failures: number;
   readonly lastError: string | null;
   readonly latency: NodeLatency;
+  /** Shared by every worker: the admin view is the whole gateway's. */
+  readonly mark: NodeMark;
   recentRps(now: number): number;
 }
 
@@ -36,6 +39,8 @@ export interface NodeJson {
   /** Successful attempts over the last 50–60 s, in ms; percentiles are null while count is 0. */
   latency: { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null };
   lastError: string | null;
+  /** Highest slot the node served to an affinity key, over all workers; null while none (README "Monotonic reads"). */
+  highWaterSlot: number | null;
 }
 
 const ms3 = (us: number): number => Math.round(us) / 1000;
@@ -59,6 +64,7 @@ export function nodeJson(n: AdminNode, best: number, now: number): NodeJson {
     ewmaMs: Math.round(n.ewmaMs * 1000) / 1000,
     latency: { count: l.count, p50: p(l.p50), p90: p(l.p90), p99: p(l.p99), p999: p(l.p999) },
     lastError: n.lastError,
+    highWaterSlot: n.mark.slot === 0 ? null : n.mark.slot,
   };
 }
 

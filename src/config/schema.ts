@@ -72,6 +72,12 @@ const NodeSchema = obj({
   labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).optional(),
 });
 
+/** README "Label routing": a method's calls go only to nodes carrying all these labels. */
+const MethodRouteSchema = obj({
+  labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).meta({ description: 'Labels a node must carry (all of them), e.g. { role: gpa }' }),
+  fallback: z.enum(['any', 'none'], expected('one of any, none')).meta({ description: 'No such node usable: any = route among all nodes; none = refuse (7503)' }),
+});
+
 const TokenSchema = obj({
   token: str(API_TOKEN_RULE, API_TOKEN_RE),
   stack: str('a stack name', /./),
@@ -205,12 +211,15 @@ export const ConfigSchema = obj({
       },
       'Identical calls share one upstream call (README "Coalescing")',
     ),
+    methods: z.record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }')).meta({ description: 'Label routing per method' }),
   }),
   affinity: obj({
     seed: int(0),
     keyRate: z.number(expected('a number > 0')).gt(0, expected('a number > 0')),
     keyBurst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
     maxTrackedKeys: int(1000).meta({ description: 'Hot-key buckets kept at most (idle ones are dropped first)' }),
+    monotonic: z.boolean(expected('true or false')).meta({ description: "Monotonic reads: a key's slots never go back when it changes node" }),
+    monotonicWaitMs: int(0, 60000).meta({ description: 'How long a key waits for a node that caught up before 7505' }),
   }),
   rateLimits: obj(
     {

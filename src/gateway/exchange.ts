@@ -7,6 +7,7 @@ import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
+import { routeRuns } from '../routing/method-rules.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
 import { COPY_LIMIT } from '../upstream/http1/connection.js';
 import { Http1Pool } from '../upstream/http1/pool.js';
@@ -160,19 +161,25 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     const rt = this.rt;
     const body = this.body!;
     // Ids kept: the client's bytes go upstream as they are (rpc/batch.ts); else positions.
-    const order = plan.idsKept ? null : forwardable(plan);
-    const n = order === null ? plan.count : order.length;
+    let order = plan.idsKept ? null : forwardable(plan);
+    let n = order === null ? plan.count : order.length;
+    // Label routing (README "Label routing"): a routed method's calls get sub-batches of their own.
+    const runs = this.whole || rt.routedMethods.size === 0 || n === 0 ? null : routeRuns(plan, order ?? forwardable(plan), rt.upstreamBatch, rt.routedMethods);
+    if (runs !== null) {
+      order = runs.order;
+      n = order.length;
+    }
     this.plan = plan;
     this.order = order;
     this.outcomes = [];
     if (n === 0) return this.finishBatch();
     // Default routing spreads sub-batches over nodes; key and node affinity keep the body whole.
     const size = this.whole ? n : rt.upstreamBatch;
-    this.pending = Math.ceil(n / size);
+    this.pending = runs === null ? Math.ceil(n / size) : runs.ends.length;
     const calls: UpstreamCall[] | null = this.pending > 1 ? [] : null;
     rt.calls.plain(spec);
-    for (let from = 0; from < n; from += size) {
-      const to = Math.min(from + size, n);
+    for (let from = 0, run = 0; from < n; from = runs === null ? from + size : runs.ends[run++]!) {
+      const to = runs === null ? Math.min(from + size, n) : runs.ends[run]!;
       let timeout = 0;
       let safe = true;
       let answered = false;
@@ -243,7 +250,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   /** Failure detail for the client; node ids stay hidden when the operator hides them. */
   private errorData(call: UpstreamCall): Record<string, unknown> | null {
     const d = call.errorData;
-    return d === null || this.rt.exposeNode ? d : { attempts: d.attempts };
+    // Only `reason` names nodes (7505 and label 7503 data do not).
+    return d === null || this.rt.exposeNode || d.reason === undefined ? d : { attempts: d.attempts };
   }
 
   private finishBatch(): void {

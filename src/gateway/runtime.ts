@@ -46,6 +46,8 @@ export interface Runtime {
   coalescer: Coalescer;
   /** Methods that get IP affinity when the client asked for default routing. */
   autoAffinity: Set<string>;
+  /** Methods with a label rule (README "Label routing"): default-mode batches group their calls. */
+  routedMethods: Set<string>;
   slots: SlotHasher;
   limiter: RateLimiter;
   clientIp: ClientIpResolver;
@@ -85,6 +87,7 @@ export function buildRuntime(config: Config, parts: { tokens: TokenTable; router
     calls,
     coalescer: new Coalescer(parts.router, calls.windowMs, metrics),
     autoAffinity: new Set(config.routing.autoAffinityMethods),
+    routedMethods: new Set(Object.keys(config.routing.methods)),
     slots: parts.slots,
     limiter: new RateLimiter(config),
     clientIp: new ClientIpResolver(config.trustedProxies),

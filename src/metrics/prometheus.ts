@@ -11,6 +11,7 @@ import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
 import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-view.js';
 import { Buckets } from './latency-buckets.js';
 import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js';
+import { MONOTONIC_REASONS, type NodeMark } from '../routing/high-water.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -32,6 +33,8 @@ export interface MetricsNode extends NodeView {
   readonly requests: number;
   readonly failures: number;
   readonly latency: { readonly buckets: Buckets };
+  /** High-water mark and monotonic-read counters, shared by every worker (routing/high-water.ts). */
+  readonly mark?: NodeMark;
 }
 
 export interface MetricsSources {
@@ -286,5 +289,17 @@ export class GatewayMetrics implements RequestRecorder {
         Object.entries(ws()?.upstreamSubscriptions ?? {}).map(([node, value]) => ({ labels: { node }, value })),
       ),
     );
+    // Monotonic reads (README "Monotonic reads"): read straight from the shared marks.
+    r.registerMetric(computed('jumpgate_node_high_water_slot', 'Highest slot the node served to an affinity key (0 none)', 'gauge', perNode((n) => n.mark?.slot ?? 0)));
+    const byReason = (value: (m: NodeMark, reason: number) => number) => (): Sample[] => {
+      const out: Sample[] = [];
+      for (const n of nodes()) {
+        if (n.mark === undefined) continue;
+        for (let i = 0; i < MONOTONIC_REASONS.length; i++) out.push({ labels: { node: n.id, reason: MONOTONIC_REASONS[i]! }, value: value(n.mark, i) });
+      }
+      return out;
+    };
+    r.registerMetric(computed('jumpgate_monotonic_waits_total', "Keyed calls that waited for a node to catch up with the node they left (node) and why it was left (reason)", 'counter', byReason((m, i) => m.waits(i))));
+    r.registerMetric(computed('jumpgate_monotonic_refusals_total', 'Keyed calls answered 7505: no node caught up within affinity.monotonicWaitMs', 'counter', byReason((m, i) => m.refusals(i))));
   }
 }

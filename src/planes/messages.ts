@@ -41,6 +41,8 @@ export interface NodeHealth {
   /** The probes' answer time: a worker's node starts from it until its own traffic measures
    * one (a slow node must not get pipelined requests from its first burst on). */
   probeMs: number;
+  /** The node's high-water mark, shared by every worker (routing/high-water.ts). */
+  mark: SharedArrayBuffer;
 }
 
 export type ToWorker =

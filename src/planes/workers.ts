@@ -44,7 +44,7 @@ interface Slot {
 }
 
 export function nodeHealth(pool: NodePool): NodeHealth[] {
-  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs }));
+  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs, mark: n.mark.buffer }));
 }
 
 export class DataPlaneWorkers {

@@ -23,6 +23,10 @@ export interface CallOwner {
 export interface Router {
   /** Next node for this call, excluding the nodes it tried; null when none is left. */
   route(call: UpstreamCall): UpstreamNode | null;
+  /** route() gave null: true when the router took the call over (parked it, or refused it itself). */
+  onNoNode?(call: UpstreamCall): boolean;
+  /** A node answered the call (before its owner hears of it). */
+  answered?(call: UpstreamCall): void;
   readonly maxAttempts: number;
   readonly methodLatency: MethodLatency;
 }
@@ -235,7 +239,10 @@ export class UpstreamCall {
 
   start(): void {
     const node = this.router.route(this);
-    if (node === null) return this.fail(this.attempts === 0 ? F_NONE : this.lastFailure);
+    if (node === null) {
+      if (this.router.onNoNode?.(this) === true) return;
+      return this.fail(this.attempts === 0 ? F_NONE : this.lastFailure);
+    }
     if (this.fanout > 1) return this.broadcast(node);
     if (this.hedge !== null) this.open ??= [];
     this.launch(node);
@@ -309,6 +316,7 @@ export class UpstreamCall {
         this.response = body;
         this.status = status;
         this.node = node;
+        this.router.answered?.(this);
         return this.done();
       }
     }
@@ -369,6 +377,14 @@ export class UpstreamCall {
         this.live--;
       }
     }
+    this.owner.onCallDone(this);
+  }
+
+  /** Ends the call with the router's own error (monotonic reads 7505, label routing 7503). */
+  refuse(error: GatewayErrorSpec, data: Record<string, unknown>): void {
+    this.error = error;
+    this.errorData = data;
+    this.finished = true;
     this.owner.onCallDone(this);
   }
 

@@ -2,6 +2,8 @@
 // set in the constructor so the object keeps one shape.
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
+import { NodeMark } from '../routing/high-water.js';
+import type { MarkedNode } from '../routing/keyed-pick.js';
 import type { NodeStateName, NodeView } from '../routing/node-view.js';
 import { Http1Pool, type PipeliningDropped } from './http1/pool.js';
 import { ProbeClient } from './probe-client.js';
@@ -47,7 +49,7 @@ function newUndiciClient(url: string, connections: number, connectTimeoutMs: num
   return new undiciClient(url, connections, connectTimeoutMs);
 }
 
-export class UpstreamNode implements NodeView {
+export class UpstreamNode implements NodeView, MarkedNode {
   readonly id: string;
   readonly url: string;
   readonly origin: string;
@@ -60,6 +62,13 @@ export class UpstreamNode implements NodeView {
   readonly client: UpstreamClient;
   /** Health probes: connections of their own, so they never queue behind traffic. */
   readonly probes: ProbeClient;
+  readonly labels: Readonly<Record<string, string>> | undefined;
+  /** Highest slot served to affinity keys, shared by every worker (README "Monotonic reads"). */
+  readonly mark: NodeMark;
+  /** Usable at the last routing refresh (a change to usable makes it returning: README "Monotonic reads"). */
+  wasUsable: boolean;
+  /** The slot of the last probe the routing refresh saw (a lower one means the node went back). */
+  lastProbedSlot: number;
   weight: number;
   drained: boolean;
   state: NodeStateName;
@@ -93,6 +102,10 @@ export class UpstreamNode implements NodeView {
         ? newUndiciClient(spec.url, co.connections, co.connectTimeoutMs)
         : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this, co.onPipeliningDropped);
     this.probes = new ProbeClient(this.origin);
+    this.labels = spec.labels;
+    this.mark = new NodeMark();
+    this.wasUsable = true;
+    this.lastProbedSlot = -1;
     this.weight = spec.weight;
     this.drained = spec.weight === 0;
     this.state = 'healthy';
@@ -144,6 +157,7 @@ export class UpstreamNode implements NodeView {
 
   eject(now: number): void {
     this.state = 'ejected';
+    this.wasUsable = false;
     this.ejectedUntil = now + this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, this.policy.ejectBackoffMaxMs);
   }

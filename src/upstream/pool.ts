@@ -3,18 +3,24 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { Errors } from '../errors.js';
+import { answerSlot } from '../routing/answer-slot.js';
+import { KeyedPicker, WAIT, type PreviousMap } from '../routing/keyed-pick.js';
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
-import { answersProbes, inTier, usable } from '../routing/node-view.js';
+import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
+import { answersProbes, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
-import { MethodLatency, type Router } from './call.js';
+import { MethodLatency, type Router, type UpstreamCall } from './call.js';
+import { CatchUpWaits } from './catch-up.js';
 import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import type { NodeStateName } from '../routing/node-view.js';
 
-/** What routing reads of a call: its affinity slot (-1: none) and the nodes it already tried. */
+/** What routing reads of a call: its affinity slot (-1: none), the nodes it already tried, its (first) method. */
 export interface RouteRequest {
   readonly slot: number;
   readonly tried: number;
+  readonly method: string;
 }
 
 export class NodePool implements Router {
@@ -25,9 +31,20 @@ export class NodePool implements Router {
   /** Set by start(): xxhash-wasm loads asynchronously. */
   hasher: KeyHasher | null = null;
   keyMap: KeyMap;
+  /** The nodes keyMap was built over (reloads replace `nodes`). */
+  private mapNodes: UpstreamNode[];
   private readonly seed: number;
-  /** The call being routed by keyed(), read by the pick predicates (avoids a closure per call). */
-  private routing: RouteRequest | null = null;
+  /** Affinity slot → node, monotonic reads (README "Monotonic reads"). */
+  readonly picker = new KeyedPicker<UpstreamNode>();
+  /** The map before the last weight or node change, until every usable node caught up with it. */
+  private previous: PreviousMap<UpstreamNode> | null = null;
+  /** The last keyed pick answered WAIT: onNoNode() parks the call. */
+  private waiting = false;
+  private waitMs: number;
+  readonly waits = new CatchUpWaits();
+  /** routing.methods (README "Label routing"); empty when none. */
+  private methodConfig: Config['routing']['methods'];
+  methodRules: Map<string, MethodRule>;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -59,40 +76,106 @@ export class NodePool implements Router {
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
+    this.mapNodes = this.nodes;
+    this.picker.monotonic = config.affinity.monotonic;
+    this.waitMs = config.affinity.monotonicWaitMs;
+    this.methodConfig = config.routing.methods;
+    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
         if (!answersProbes(node)) for (const l of this.unusableListeners) l(node);
       },
       roundDone: () => {
+        this.refreshRouting();
         for (const l of this.healthListeners) l();
       },
     });
   }
 
   route(call: RouteRequest): UpstreamNode | null {
-    return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call);
+    this.waiting = false;
+    const rule = this.methodRules.size === 0 ? null : (this.methodRules.get(call.method) ?? null);
+    if (rule === null) return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call, null);
+    // Label routing: the method's nodes only; the others when none is usable and fallback is any.
+    const n = call.slot < 0 ? pickNode(this.nodes, call.tried | rule.exclude) : this.keyed(call, rule.allowed);
+    if (n !== null || this.waiting || !rule.fallbackAny) return n;
+    return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call, null);
   }
 
   /**
    * Key affinity: the slot's primary node while it is healthy (or merely lagging), else the
    * next in the slot's fixed fallback sequence; retries walk the same sequence. Unhealthy
-   * nodes are a last resort; ejected and drained ones are never chosen.
+   * nodes are a last resort; ejected and drained ones are never chosen. With monotonic reads
+   * a node that has not caught up with the nodes the key leaves is not chosen (WAIT).
    */
-  private keyed(call: RouteRequest): UpstreamNode | null {
-    this.routing = call;
-    let i = this.keyMap.pick(call.slot, this.preferred);
-    if (i < 0) i = this.keyMap.pick(call.slot, this.lastResort);
-    this.routing = null;
-    return i < 0 ? null : this.nodes[i]!;
+  private keyed(call: RouteRequest, allowed: Uint8Array | null): UpstreamNode | null {
+    const i = this.picker.pick(this.keyMap, this.mapNodes, call.slot, call.tried, allowed, this.previous);
+    if (i === WAIT) this.waiting = true;
+    return i < 0 ? null : this.mapNodes[i]!;
   }
 
-  private readonly preferred = (i: number): boolean => {
-    const n = this.nodes[i]!;
-    return usable(n) && (n.bit & this.routing!.tried) === 0;
-  };
+  /**
+   * route() found no node: a keyed call waits for a node to catch up (then 7505), a call of a
+   * label-routed method with `fallback: none` gets the rule's 7503. False: the call's own error.
+   */
+  onNoNode(call: UpstreamCall): boolean {
+    if (this.waiting) {
+      this.waiting = false;
+      const p = this.picker;
+      const first = this.waits.first;
+      if (this.waits.park(call, this.waitMs, performance.now())) {
+        if (first) p.left?.mark.waited(p.reason);
+        return true;
+      }
+      p.left?.mark.refused(p.reason);
+      call.refuse(Errors.notCaughtUp, { slot: p.need, bestAvailable: p.best < 0 ? null : p.best });
+      return true;
+    }
+    const rule = this.methodRules.size === 0 ? null : (this.methodRules.get(call.method) ?? null);
+    if (rule === null || rule.fallbackAny || call.attempts > 0) return false;
+    call.refuse(rule.error, rule.data);
+    return true;
+  }
 
-  private readonly lastResort = (i: number): boolean => inTier(this.nodes[i]!, 'unhealthy', this.routing!.tried);
+  /**
+   * A keyed call's answer raises its node's high-water mark (no parse: answer-slot.ts). When
+   * another node failed the call first, that node may be behind the one that answered: it is
+   * returning, like a node back from being down.
+   */
+  answered(call: UpstreamCall): void {
+    if (call.slot < 0 || !this.picker.monotonic) return;
+    const node = call.node!;
+    const s = answerSlot(call.response!, call.method === 'getSlot');
+    if (s > 0) node.mark.raise(s);
+    if (call.attempts > 1) for (const n of this.nodes) if (n !== node && (n.bit & call.tried) !== 0) n.mark.setReturning(true);
+  }
+
+  /**
+   * After probes and operator changes: a node back from being unusable (or whose slot went
+   * back: a restart) is returning until a probe finds it at or above every node's high-water
+   * mark; the previous key map is let go once every usable node caught up with it; parked
+   * calls are routed again.
+   */
+  refreshRouting(): void {
+    let top = 0;
+    for (const n of this.nodes) if (n.mark.slot > top) top = n.mark.slot;
+    for (const n of this.nodes) {
+      const now = usable(n);
+      if (this.picker.monotonic && now && (!n.wasUsable || n.slot < n.lastProbedSlot)) n.mark.setReturning(true);
+      // top 0: no key was served anything yet, so none can go back.
+      if (n.mark.returning && now && (top === 0 || n.slot >= top)) n.mark.setReturning(false);
+      n.wasUsable = now;
+      n.lastProbedSlot = n.slot;
+    }
+    const prev = this.previous;
+    if (prev !== null) {
+      let floor = 0;
+      for (const f of prev.floor) if (f > floor) floor = f;
+      if (this.nodes.every((n) => !usable(n) || Math.max(n.slot, n.mark.slot) >= floor)) this.previous = null;
+    }
+    this.waits.wake();
+  }
 
   /** Affinity key or client IP → slot. */
   slot(key: string): number {
@@ -102,6 +185,7 @@ export class NodePool implements Router {
   /** Rebuilds the key → node table after node or weight changes (only keys that must move do). */
   rebuildKeyMap(): void {
     this.keyMap = new KeyMap(this.nodes);
+    this.mapNodes = this.nodes;
   }
 
   byId(id: string): UpstreamNode | undefined {
@@ -127,12 +211,13 @@ export class NodePool implements Router {
    * worker. A node this worker ejected stays out until its own backoff ends, even if a
    * result sent before the control plane heard of the ejection says otherwise.
    */
-  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number }[]): void {
+  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number; mark?: SharedArrayBuffer }[]): void {
     const now = Date.now();
     let topology = false;
     for (const h of nodes) {
       const n = this.byId(h.id);
       if (n === undefined) continue;
+      if (h.mark !== undefined) n.mark.attach(h.mark);
       n.slot = h.slot;
       // As the prober seeds an inline node's latency (see health.ts seedLatency).
       if (n.requests === 0 && h.probeMs > 0) n.ewmaMs = h.probeMs;
@@ -151,13 +236,20 @@ export class NodePool implements Router {
       if (!answersProbes(n)) for (const l of this.unusableListeners) l(n);
     }
     if (topology) this.onTopologyChange();
+    else this.refreshRouting();
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
 
   /** Hook after weights, drains or the node set changed. */
   onTopologyChange(): void {
+    const map = this.keyMap;
+    const nodes = this.mapNodes;
     this.rebuildKeyMap();
+    // Keys the change moves leave their old node only for one that caught up with it.
+    if (this.picker.monotonic) this.previous = { map, nodes, floor: Float64Array.from(nodes, (n) => n.mark.slot) };
+    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.refreshRouting();
   }
 
   setWeight(id: string, weight: number): UpstreamNode | undefined {
@@ -183,6 +275,10 @@ export class NodePool implements Router {
   configure(config: Config): void {
     const h = config.health;
     this.maxAttempts = config.routing.maxAttempts;
+    this.picker.monotonic = config.affinity.monotonic;
+    this.waitMs = config.affinity.monotonicWaitMs;
+    this.methodConfig = config.routing.methods;
+    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs });
@@ -234,6 +330,7 @@ export class NodePool implements Router {
 
   async close(): Promise<void> {
     this.health.stop();
+    this.waits.close();
     if (this.rateTimer !== null) clearInterval(this.rateTimer);
     await Promise.all([...this.nodes.map((n) => n.close().catch(() => n.destroy())), ...this.retiring]);
   }

@@ -30,7 +30,7 @@ function sequence(p: NodePool, slot: number): string[] {
 /** Where a keyed call goes after trying the nodes in `tried` (ids). */
 function keyed(p: NodePool, slot: number, tried: string[] = []): string | null {
   const mask = tried.reduce((m, i) => m | p.byId(i)!.bit, 0);
-  return id(p.route({ slot, tried: mask }));
+  return id(p.route({ slot, tried: mask, method: '' }));
 }
 
 t.test('a keyed call goes to its slot primary, retries walk the fixed sequence', async (t) => {
@@ -87,8 +87,8 @@ t.test('default routing (no slot) skips tried, drained and ejected nodes', async
   const p = pool(t, 3);
   p.setDrained('n0', true);
   p.byId('n1')!.state = 'ejected';
-  for (let i = 0; i < 20; i++) t.equal(id(p.route({ slot: -1, tried: 0 })), 'n2');
-  t.equal(p.route({ slot: -1, tried: p.byId('n2')!.bit }), null);
+  for (let i = 0; i < 20; i++) t.equal(id(p.route({ slot: -1, tried: 0, method: '' })), 'n2');
+  t.equal(p.route({ slot: -1, tried: p.byId('n2')!.bit, method: '' }), null);
 });
 
 t.test('weight 0 takes a node out of every sequence; its weight back restores the same slots', async (t) => {

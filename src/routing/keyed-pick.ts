@@ -1,0 +1,135 @@
+// Which node serves an affinity slot (README "Affinity and rate limits", "Monotonic reads").
+//
+// Without monotonic reads: the first usable node of the slot's fixed sequence (KeyMap), else
+// the first unhealthy one (a last resort); retries skip the nodes they tried.
+//
+// With them, a key may leave the nodes before it in its sequence (its primary down, drained,
+// tried, or back but not caught up yet) only for a node known to be at least at the highest
+// slot any of those nodes has served (their high-water marks): a node's known slot is the
+// larger of its last probe and its own high-water mark. After a weight change moved the slot,
+// the slot's previous owner counts as one of those nodes, with its mark as it was at the
+// change. When a node is usable but behind, the answer is WAIT: the caller parks the call
+// until one catches up or the wait ends (7505). Keys whose first node is usable take the fast
+// path: one or two table reads, no allocation.
+
+import { R_DOWN, R_DRAINED, R_MOVED, R_RETRY, R_RETURNING, type NodeMark } from './high-water.js';
+import type { KeyMap } from './keymap.js';
+import { answersProbes, inTier, takesTraffic, usable, type NodeView } from './node-view.js';
+
+export interface MarkedNode extends NodeView {
+  readonly mark: NodeMark;
+}
+
+/** The key map before the last weight or node change, kept until every node caught up. */
+export interface PreviousMap<N extends MarkedNode> {
+  readonly map: KeyMap;
+  readonly nodes: readonly N[];
+  /** Each of those nodes' high-water mark at the change. */
+  readonly floor: Float64Array;
+}
+
+/** pick()'s answer when nodes are usable but none has caught up: park the call. */
+export const WAIT = -2;
+
+const NO_NODES: readonly never[] = [];
+
+/** Settled: not waiting to catch up after coming back. */
+function settled(n: MarkedNode): boolean {
+  return !n.mark.returning;
+}
+
+function known(n: MarkedNode): number {
+  const hw = n.mark.slot;
+  return n.slot > hw ? n.slot : hw;
+}
+
+export class KeyedPicker<N extends MarkedNode> {
+  monotonic = true;
+  /** After a WAIT: the slot needed, the best one available, the node the key left and why. */
+  need = 0;
+  best = -1;
+  left: N | null = null;
+  reason = R_DOWN;
+  // What the predicates read for the pick under way (no closure per call).
+  private nodes: readonly N[] = NO_NODES;
+  private tried = 0;
+  private allowed: Uint8Array | null = null;
+
+  private readonly isAllowed = (i: number): boolean => this.allowed === null || this.allowed[i] === 1;
+
+  private readonly preferred = (i: number): boolean => {
+    const n = this.nodes[i]!;
+    return this.isAllowed(i) && usable(n) && (n.bit & this.tried) === 0 && (!this.monotonic || settled(n));
+  };
+
+  private readonly lastResort = (i: number): boolean => this.isAllowed(i) && inTier(this.nodes[i]!, 'unhealthy', this.tried);
+
+  /** Node index for `slot`, -1 when none is left, or WAIT. `allowed`: label rule (null: any node). */
+  pick(map: KeyMap, nodes: readonly N[], slot: number, tried: number, allowed: Uint8Array | null, prev: PreviousMap<N> | null): number {
+    this.nodes = nodes;
+    this.tried = tried;
+    this.allowed = allowed;
+    const first = allowed === null ? map.primary(slot) : map.pick(slot, this.isAllowed);
+    let moved = -1;
+    if (this.monotonic && prev !== null && first >= 0) {
+      // A label rule's indexes are the current list's: the old map is read with it when the
+      // change kept the list (weights, drains); after a reload changed the node set, not.
+      const p = allowed === null ? prev.map.primary(slot) : prev.nodes === nodes ? prev.map.pick(slot, this.isAllowed) : -1;
+      // Moved by the change, to a node not yet known to be where the old one was.
+      if (p >= 0 && prev.nodes[p] !== nodes[first] && known(nodes[first]!) < prev.floor[p]!) moved = p;
+    }
+    if (first >= 0 && moved < 0 && this.preferred(first)) return this.done(first);
+    if (!this.monotonic) {
+      const i = map.pick(slot, this.preferred);
+      return this.done(i >= 0 ? i : map.pick(slot, this.lastResort));
+    }
+    return this.done(this.walk(map, slot, moved < 0 ? null : prev, moved));
+  }
+
+  private done(i: number): number {
+    this.nodes = NO_NODES;
+    this.allowed = null;
+    return i;
+  }
+
+  /** The slow path: the slot's whole sequence, in order (a failover, not every request). */
+  private walk(map: KeyMap, slot: number, prev: PreviousMap<N> | null, moved: number): number {
+    const nodes = this.nodes;
+    const seq = map.sequence(slot);
+    let need = prev === null ? 0 : prev.floor[moved]!;
+    this.left = prev === null ? null : prev.nodes[moved]!;
+    this.reason = R_MOVED;
+    let best = -1;
+    for (const i of seq) {
+      if (!this.isAllowed(i)) continue;
+      const n = nodes[i]!;
+      const candidate = usable(n) && (n.bit & this.tried) === 0;
+      if (candidate && settled(n)) {
+        const k = known(n);
+        if (k >= need) return i;
+        if (k > best) best = k;
+        continue;
+      }
+      // Back but behind (settling): it may catch up; until then it is one the key leaves.
+      if (candidate && n.slot > best) best = n.slot;
+      if (this.left === null) {
+        this.left = n;
+        this.reason = (n.bit & this.tried) !== 0 ? R_RETRY : !takesTraffic(n) ? R_DRAINED : answersProbes(n) ? R_RETURNING : R_DOWN;
+      }
+      const hw = n.mark.slot;
+      if (hw > need) need = hw;
+    }
+    // Unhealthy nodes only when no usable one may catch up: waiting beats a node that fails.
+    if (best < 0) {
+      for (const i of seq) {
+        if (!this.lastResort(i)) continue;
+        const k = known(nodes[i]!);
+        if (k >= need) return i;
+        if (k > best) best = k;
+      }
+    }
+    this.need = need;
+    this.best = best;
+    return best >= 0 ? WAIT : -1;
+  }
+}
