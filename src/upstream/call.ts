@@ -190,7 +190,8 @@ export class UpstreamCall {
   readonly method: string;
   readonly retrySafe: boolean;
   readonly expectsAnswer: boolean;
-  readonly slot: number;
+  /** Affinity slot (-1: default routing); a broadcast clears it while it picks the extra nodes. */
+  slot: number;
   readonly timeoutMs: number;
   readonly from: number;
   readonly to: number;
@@ -257,11 +258,16 @@ export class UpstreamCall {
     this.reasons = [];
     this.launching = true;
     this.launch(first);
+    // The other nodes are picked as in default routing: a copy of the call is not the key
+    // leaving its node, so monotonic reads' catch-up rule does not apply to them.
+    const slot = this.slot;
+    this.slot = -1;
     for (let k = 1; k < this.fanout; k++) {
       const n = this.router.route(this);
       if (n === null || !usable(n)) break;
       this.launch(n);
     }
+    this.slot = slot;
     this.launching = false;
     if (this.attempts > 1 && this.events !== null) this.events.callEvent('broadcast');
     if (this.live === 0 && !this.finished) this.endBroadcast();
