@@ -35,16 +35,19 @@ t.test('a node that drops pipelined connections: answered by retries, then no pi
     pools.some((p) => p.noPipeliningUntil > performance.now()),
     'pipelining is off for the node that dropped it',
   );
-  const failuresBefore = h.gw.pool.nodes.reduce((n, x) => n + x.failures, 0);
+  // A node that has not dropped a pipelined connection yet may still do so in the next burst
+  // (which of them got pipelined requests depends on timing); those that did must not again.
+  const learned = h.gw.pool.nodes.filter((_, i) => pools[i]!.noPipeliningUntil > performance.now());
+  const failuresBefore = learned.reduce((n, x) => n + x.failures, 0);
   const second = await Promise.all(Array.from({ length: 12 }, () => h.call('getBlockHeight')));
   t.same(
     second.map((a) => a.status),
     Array(12).fill(200),
   );
   t.equal(
-    h.gw.pool.nodes.reduce((n, x) => n + x.failures, 0),
+    learned.reduce((n, x) => n + x.failures, 0),
     failuresBefore,
-    'no failure in the next burst',
+    'no failure in the next burst on the nodes that dropped pipelining',
   );
 });
 
