@@ -33,21 +33,12 @@ export class BucketTable {
    * milliseconds until `n` tokens would be available.
    */
   take(key: string, n: number, now: number): number {
-    let i = this.index.get(key);
-    let level: number;
-    if (i === undefined) {
-      i = this.slot();
-      this.index.set(key, i);
-      level = this.burst;
-    } else {
-      level = Math.min(this.burst, this.tokens[i]! + ((now - this.stamp[i]!) * this.rate) / 1000);
-    }
-    this.stamp[i] = now;
+    const i = this.refill(key, now);
+    const level = this.tokens[i]!;
     if (level >= n) {
       this.tokens[i] = level - n;
       return 0;
     }
-    this.tokens[i] = level;
     return Math.max(1, Math.ceil(((n - level) * 1000) / this.rate));
   }
 
@@ -57,17 +48,22 @@ export class BucketTable {
    * debit what other instances consumed.
    */
   debit(key: string, n: number, now: number): void {
+    const i = this.refill(key, now);
+    this.tokens[i] = this.tokens[i]! - n;
+  }
+
+  /** `key`'s slot (a new key gets a full bucket), its level brought up to `now`. */
+  private refill(key: string, now: number): number {
     let i = this.index.get(key);
-    let level: number;
     if (i === undefined) {
       i = this.slot();
       this.index.set(key, i);
-      level = this.burst;
+      this.tokens[i] = this.burst;
     } else {
-      level = Math.min(this.burst, this.tokens[i]! + ((now - this.stamp[i]!) * this.rate) / 1000);
+      this.tokens[i] = Math.min(this.burst, this.tokens[i]! + ((now - this.stamp[i]!) * this.rate) / 1000);
     }
     this.stamp[i] = now;
-    this.tokens[i] = level - n;
+    return i;
   }
 
   private slot(): number {

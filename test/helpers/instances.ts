@@ -3,25 +3,16 @@
 // stop sequence and of several instances behind a balancer (README "Running several instances").
 
 import { request } from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { runCli, type CliProc } from './cli.js';
+import { freePort } from './ports.js';
 
 export const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 
 /** A port nothing listens on right now (the caller binds it soon after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** True when a TCP connection to 127.0.0.1:port is refused. */
 export function refuses(port: number): Promise<boolean> {
@@ -109,3 +100,5 @@ export async function startInstance(opts: InstanceOptions): Promise<Instance> {
     },
   };
 }
+
+export { freePort };

@@ -10,11 +10,11 @@
 
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './ports.js';
 
 const run = promisify(execFile);
 
@@ -57,16 +57,6 @@ export function postgresSkipReason(): string | false {
   return false;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a cluster; rejects (having cleaned up) when it cannot. */
 export async function startPostgres(): Promise<Postgres> {

@@ -3,8 +3,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { freePort } from './ports.js';
 
 const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'];
 
@@ -21,16 +21,6 @@ export function skipWithoutRedis(): string | false {
   return findRedisServer() === null ? 'redis-server not installed (apt-get install redis-server)' : false;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export class RedisServer {
   private child: ChildProcess | null = null;
@@ -107,3 +97,5 @@ export class RedisServer {
     });
   }
 }
+
+export { freePort };
