@@ -11,7 +11,7 @@ import { usable } from '../routing/node-view.js';
 import type { CallEvents } from './call-policy.js';
 import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
-import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
+import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
 
 export { onInternalError } from './transport.js';
 
@@ -326,7 +326,11 @@ export class UpstreamCall {
         return this.done();
       }
     }
-    node.recordFailure(reason, Date.now());
+    if (failure === F_PIPELINE_DROPPED) {
+      // The node is fine and now gets no pipelined requests: a retry may go to it again.
+      failure = F_OTHER;
+      this.tried &= ~node.bit;
+    } else node.recordFailure(reason, Date.now());
     if (this.finished) return;
     if (this.reasons !== null) {
       this.reasons.push(node.id + ': ' + reason);

@@ -11,6 +11,13 @@ export const F_TIMEOUT = 2;
 export const F_OTHER = 3;
 /** Our deadline passed while still connecting or queued: the request was never written. */
 export const F_CONNECT_TIMEOUT = 4;
+/**
+ * Written, then the node dropped the connection because it carried pipelined requests (it
+ * does not queue them): retried as F_OTHER is, but no mark against the node's health, or a
+ * burst that finds a node before the pool learns it refuses pipelining would eject it
+ * (README "Upstream connections and pipelining").
+ */
+export const F_PIPELINE_DROPPED = 5;
 
 // Error codes raised before any byte of the request could reach the node.
 export const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);

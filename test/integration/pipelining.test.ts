@@ -51,6 +51,26 @@ t.test('a node that drops pipelined connections: answered by retries, then no pi
   );
 });
 
+t.test('a burst that finds a node refusing pipelining: no error, and the node is not ejected for it', async (t) => {
+  // One node, so no other node can hide a failure; its drops are the pool learning, not the
+  // node failing: they must not count towards ejection (health.ejectAfterFailures: 3).
+  const h = await startHarness({ sims: [{}], config: { upstream: { pipelineStallMs: 1000 } } });
+  t.teardown(() => h.close());
+  h.sims[0]!.set({ latencyMs: [30, 30] });
+  const node = h.gw.pool.nodes[0]!;
+  const answers = await Promise.all(Array.from({ length: 40 }, () => h.call('getBlockHeight')));
+  t.same(
+    answers.map((a) => a.status),
+    Array(40).fill(200),
+    'every call of the burst answered',
+  );
+  t.ok((node.client as Http1Pool).noPipeliningUntil > performance.now(), 'the node dropped pipelined connections');
+  t.not(node.state, 'ejected', 'the node is not ejected');
+  t.equal(node.failures, 0, 'no failure recorded against it');
+  const next = await Promise.all(Array.from({ length: 20 }, () => h.call('getBlockHeight')));
+  t.ok(next.every((a) => a.status === 200), 'the next burst is answered too');
+});
+
 t.test('upstream.client: undici still carries the traffic', async (t) => {
   const h = await startHarness({ sims: [{}, {}], config: { upstream: { client: 'undici' } } });
   t.teardown(() => h.close());

@@ -4,7 +4,7 @@
 
 import net from 'node:net';
 import tls from 'node:tls';
-import { F_CONNECT, F_OTHER, reportInternalError, type AttemptSink } from '../transport.js';
+import { F_CONNECT, F_OTHER, F_PIPELINE_DROPPED, reportInternalError, type AttemptSink } from '../transport.js';
 import type { Flushable } from './flush.js';
 import { ProtocolError, ResponseParser, type AnswerSink } from './parser.js';
 
@@ -211,7 +211,8 @@ export class Connection implements AnswerSink, Flushable {
     this.head = this.sent = 0;
     // Some servers (uWS among them) drop a connection that sends a request while an answer is
     // still pending instead of queueing it: stop pipelining to this node for a while.
-    if (byPeer && !this.closing && sent - head >= 2) this.owner.refusedPipelining(reason);
+    const refused = byPeer && !this.closing && sent - head >= 2;
+    if (refused) this.owner.refusedPipelining(reason);
     // The head may have run on the node: it fails (the call layer retries it when safe).
     // Requests behind it are never exclusive, so safe to repeat: they go again, on another
     // connection. If this one never connected the node is likely down: all fail as unsent.
@@ -219,7 +220,7 @@ export class Connection implements AnswerSink, Flushable {
       const a = q[i]!;
       if (a.done) continue;
       if (!this.ready) a.failed(F_CONNECT, reason);
-      else if (i === head && i < sent && !this.closing) a.failed(F_OTHER, reason);
+      else if (i === head && i < sent && !this.closing) a.failed(refused ? F_PIPELINE_DROPPED : F_OTHER, reason);
       else {
         // It goes out again: until then its body is still needed (call.ts bodyInUse).
         a.written = false;
