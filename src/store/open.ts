@@ -41,12 +41,5 @@ export async function openStore(url: string): Promise<FullStore> {
     sqlite.close();
     throw err;
   }
-  const store = new SqlStore(new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) }));
-  try {
-    await store.migrate();
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  return store;
+  return new SqlStore(new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) })).migrateOrClose();
 }

@@ -25,6 +25,17 @@ export class SqlStore implements FullStore {
     await migrateToLatest(this.db);
   }
 
+  /** Migrates, or closes the store and rethrows: a store that fails to open leaves no connection behind. */
+  async migrateOrClose(): Promise<this> {
+    try {
+      await this.migrate();
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    return this;
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
   }

@@ -8,7 +8,9 @@ import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
 async function setup(t: { teardown(fn: () => unknown): void }, coalesce: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Harness> {
-  const h = await startHarness({ sims: [{}], config: { routing: { coalesce }, ...extra } });
+  // No pipelining: the simulator (uWS) drops a connection that carries pipelined requests, and
+  // the retry that follows would be one more upstream call than the counts below expect.
+  const h = await startHarness({ sims: [{}], config: { routing: { coalesce }, upstream: { pipelining: 1 }, ...extra } });
   t.teardown(() => h.close());
   // Slow enough that every caller below arrives while the first call is in flight.
   h.sims[0]!.set({ latencyMs: [150, 150] });

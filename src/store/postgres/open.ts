@@ -9,12 +9,5 @@ import { PgStore } from './store.js';
 export async function openPostgresStore(url: string): Promise<PgStore> {
   const listenConfig = clientConfig(url);
   const pool = await connectPool(url);
-  const store = new PgStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), listenConfig);
-  try {
-    await store.migrate();
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  return store;
+  return new PgStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), listenConfig).migrateOrClose();
 }
