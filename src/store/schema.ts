@@ -65,15 +65,8 @@ export interface UsageTable {
 }
 
 /** The same roll-ups summed over a stack's tokens (config tokens belong to no stack and have none). */
-export interface StackUsageTable {
+export interface StackUsageTable extends Omit<UsageTable, 'token_id'> {
   stack_id: string;
-  method: string;
-  start_ms: number;
-  calls: number;
-  errors: number;
-  bytes_in: number;
-  bytes_out: number;
-  histogram: string | null;
 }
 
 export interface Database {
