@@ -8,7 +8,10 @@
 const BOUNDS_MS = Float64Array.from({ length: 24 }, (_, i) => 0.25 * Math.pow(1.5, i));
 /** Counts are halved once they add up to this: the histogram follows the node's recent behaviour. */
 const DECAY_AT = 2048;
-/** Fewer answers than this on record: the percentile is not trusted, maxDelayMs is used. */
+/**
+ * Fewer answers than this on record for a node: its own percentile is not trusted and the
+ * method's over all nodes is used; with fewer than this for the method too, maxDelayMs.
+ */
 const MIN_SAMPLES = 20;
 /** Nodes tracked per method (a node's bit index; nodes past 31 share the last slot). */
 const MAX_NODES = 32;
@@ -57,6 +60,9 @@ export interface HedgeSettings {
 /** How one hedged method is hedged, and its latency per node. */
 export class HedgePlan {
   private readonly byNode: (LatencyBuckets | undefined)[] = new Array<LatencyBuckets | undefined>(MAX_NODES).fill(undefined);
+  // Routing that favours the fast node leaves a slow one with few answers of its own: waiting
+  // maxDelayMs for it (it used to) put every slow call it got at maxDelayMs.
+  private readonly anyNode = new LatencyBuckets();
   readonly maxExtra: number;
   private readonly p: number;
   private readonly minMs: number;
@@ -77,12 +83,17 @@ export class HedgePlan {
     let b = this.byNode[i];
     if (b === undefined) this.byNode[i] = b = new LatencyBuckets();
     b.record(ms);
+    this.anyNode.record(ms);
   }
 
-  /** How long to wait for the node before hedging: its percentile, clamped to [minDelayMs, maxDelayMs]. */
+  /**
+   * How long to wait for the node before hedging: its percentile (the method's over all nodes
+   * while it has too few answers), clamped to [minDelayMs, maxDelayMs].
+   */
   delayFor(bit: number): number {
     const b = this.byNode[bitIndex(bit)];
-    const ms = b === undefined ? -1 : b.percentile(this.p);
+    let ms = b === undefined ? -1 : b.percentile(this.p);
+    if (ms < 0) ms = this.anyNode.percentile(this.p);
     if (ms < 0) return this.maxMs;
     return ms < this.minMs ? this.minMs : ms > this.maxMs ? this.maxMs : ms;
   }

@@ -60,6 +60,17 @@ t.test('delay: maxDelayMs without samples, the percentile clamped to [minDelayMs
   t.equal(plan.delayFor(4), 80, 'slow node: maxDelayMs');
 });
 
+t.test('delay: a node with too few answers of its own waits the method\'s percentile over all nodes', async (t) => {
+  const plan = new HedgePlan('getBalance', { percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 });
+  for (let i = 0; i < 200; i++) plan.record(1, 0.4);
+  for (let i = 0; i < 5; i++) plan.record(2, 0.4);
+  t.equal(plan.delayFor(2), 2, 'five answers: the pooled p90 (fast), clamped to minDelayMs, not maxDelayMs');
+  t.equal(plan.delayFor(8), 2, 'a node never answered yet: the pooled p90');
+  for (let i = 0; i < 50; i++) plan.record(2, 30);
+  const own = plan.delayFor(2);
+  t.ok(own >= 30 && own < 45, `enough answers: the node's own p90 (${own})`);
+});
+
 t.test('the hedge fires after the delay; the first answer wins; a queued loser is taken back', async (t) => {
   const router = new FakeRouter(2);
   const plan = new HedgePlan('getBalance', { percentile: 90, minDelayMs: 1, maxDelayMs: 20, maxExtra: 1 });
