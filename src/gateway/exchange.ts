@@ -7,6 +7,7 @@ import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
+import { giveBack } from '../slabs.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
 import { COPY_LIMIT } from '../upstream/http1/connection.js';
@@ -52,6 +53,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   /** Every node asked when more than one was (README "Public interface", X-…-Nodes-Tried). */
   nodesTried = '';
   readonly startedAt = performance.now();
+  /** A node's answer that only this request holds: its slab is given back once it is written (../slabs.ts). */
+  private ownAnswer: Buffer | null = null;
   /** Affinity hash slot for this request; -1 = default routing. */
   slot = -1;
   /** Send a batch whole to one node (node/key affinity, or an auto-affinity method in it). */
@@ -242,6 +245,9 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     if (this.aborted) return this.settle();
     this.nodesTried = call.nodesTried;
     if (response !== null) {
+      // Called through onCallDone: this request's own call (a coalesced one ends in sharedDone,
+      // and its answer may be every caller's).
+      if (response === call.response && call.owner === this) this.ownAnswer = response;
       return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);
@@ -271,6 +277,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
       );
     } else {
       const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
+      // A lone sub-batch's answer that is the client's answer as the node wrote it.
+      if (r.merged !== null && outcomes.length === 1 && r.merged === outcomes[0]!.response) this.ownAnswer = r.merged;
       this.sendBatch(r.merged, r.answered);
     }
   }
@@ -298,6 +306,11 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
     bookUsage(this.rt.usage, this, status, body, ms * 1000);
     this.responder.answer(status, body, nodeIds, close, retryAfter, this.nodesTried);
+    // Written (uWS copies what the socket does not take at once) and read by nothing else.
+    if (this.ownAnswer !== null) {
+      if (body === this.ownAnswer) giveBack(this.ownAnswer);
+      this.ownAnswer = null;
+    }
     this.settle();
   }
 

@@ -2,7 +2,7 @@
 // The uWS response must not be touched after onAborted (the Exchange never answers then).
 
 import type { HttpResponse } from 'uWebSockets.js';
-import { COPY_LIMIT } from '../upstream/http1/connection.js';
+import { giveBack, SLAB, SLAB_FROM, takeSlab } from '../slabs.js';
 import type { Exchange } from './exchange.js';
 import { H_CONTENT_TYPE, V_JSON } from './headers.js';
 import type { Responder } from './responder.js';
@@ -12,16 +12,8 @@ const EMPTY = '';
 const OK = '200 OK';
 const OK_BYTES = Buffer.from(OK);
 
-// Bodies from 4 KB (below that Buffer.allocUnsafe cuts them from Node's shared pool) up to
-// COPY_LIMIT are received into 16 KB buffers that are reused once their request is answered
-// (when Exchange.bodyReusable() says nothing else can hold the bytes). A fresh ArrayBuffer per
-// body is memory outside the V8 heap that only a scavenge frees; at batch rates that churn
-// made V8 start full collections (bench/README.md, "Batches").
-const SLAB = COPY_LIMIT;
-const POOLED_FROM = Buffer.poolSize >>> 1;
-/** Spare slabs, at most SPARE_MAX (4 MB). */
-const spare: Buffer[] = [];
-const SPARE_MAX = 256;
+// Bodies from 4 KB up to SLAB are received into reused slabs (../slabs.ts), given back once
+// their request is answered when Exchange.bodyReusable() says nothing else can hold the bytes.
 
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
 const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '', tried: '' };
@@ -58,7 +50,7 @@ export class HttpResponder implements Responder {
   private parts: Buffer[] | null = null;
   private received = 0;
   private answered = false;
-  /** The reused buffer the body was cut from; null when the body has its own memory. */
+  /** The body when it was cut from a slab (../slabs.ts); null when it has its own memory. */
   private slab: Buffer | null = null;
 
   constructor(
@@ -72,9 +64,8 @@ export class HttpResponder implements Responder {
     private readonly forwardedFor: string,
   ) {
     // A body large enough for the workers goes straight into shared memory: they read it without a copy.
-    if (expected > POOLED_FROM && expected <= SLAB && expected < rt.offload.parseThreshold) {
-      this.slab = spare.pop() ?? Buffer.allocUnsafeSlow(SLAB);
-      this.body = this.slab.subarray(0, expected);
+    if (expected > SLAB_FROM && expected <= SLAB && expected < rt.offload.parseThreshold) {
+      this.slab = this.body = takeSlab(expected);
     } else if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
     else this.parts = [];
   }
@@ -126,7 +117,7 @@ export class HttpResponder implements Responder {
     toWrite.tried = '';
     // Every call of the request has ended by now (an answer never comes before them).
     if (this.slab !== null) {
-      if (spare.length < SPARE_MAX && this.exchange!.bodyReusable()) spare.push(this.slab);
+      if (this.exchange!.bodyReusable()) giveBack(this.slab);
       this.slab = null;
     }
   }

@@ -7,13 +7,14 @@ import tls from 'node:tls';
 import { F_CONNECT, F_OTHER, F_PIPELINE_DROPPED, reportInternalError, type AttemptSink } from '../transport.js';
 import type { Flushable } from './flush.js';
 import { ProtocolError, ResponseParser, type AnswerSink } from './parser.js';
+import { SLAB } from '../../slabs.js';
 
 /**
  * Bodies above this are written as their own buffer instead of copied into the batch. A body
  * up to this size is copied when it is written, so its owner may reuse it once the attempt
  * ended (the gateway recycles request bodies that way: gateway/http-responder.ts).
  */
-export const COPY_LIMIT = 16 * 1024;
+export const COPY_LIMIT = SLAB;
 
 // Plain TCP sockets read into this one buffer (net's `onread`) instead of a fresh buffer per
 // read: every read used to allocate an ArrayBuffer outside the heap, and that external memory

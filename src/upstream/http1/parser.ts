@@ -2,6 +2,8 @@
 // close-delimited bodies, answers split across reads or several in one read. Whole answers go
 // to an AnswerSink (the connection) in order; a malformed stream throws ProtocolError.
 
+import { slabSized, takeSlab } from '../../slabs.js';
+
 const MAX_HEAD = 64 * 1024;
 const CRLF2 = Buffer.from('\r\n\r\n');
 const EMPTY = Buffer.alloc(0);
@@ -95,10 +97,13 @@ export class ResponseParser {
           }
           if (this.phase === P_BODY) {
             if (len - pos >= this.remaining) {
-              const body = Buffer.from(buf.subarray(pos, pos + this.remaining));
-              pos += this.remaining;
+              const n = this.remaining;
+              let body: Buffer;
+              if (slabSized(n)) buf.copy((body = takeSlab(n)), 0, pos, pos + n);
+              else body = Buffer.from(buf.subarray(pos, pos + n));
+              pos += n;
               this.finish(sink, body);
-            } else this.whole = Buffer.allocUnsafe(this.remaining); // the loop goes on to P_BODY with what there is
+            } else this.whole = slabSized(this.remaining) ? takeSlab(this.remaining) : Buffer.allocUnsafe(this.remaining); // the loop goes on to P_BODY with what there is
           }
           continue;
         }
