@@ -212,10 +212,11 @@ export class Reloader {
         if (old === undefined || node === undefined || set.replaced.includes(spec.id) || old.weight === spec.weight) continue;
         nodes.weights[spec.id] = { from: node.weight, to: spec.weight };
         node.weight = spec.weight;
-        // Weight 0 in the file means drained; leaving 0 undrains.
-        if (spec.weight === 0) node.drained = true;
-        else if (old.weight === 0) node.drained = false;
         reweighted = true;
+        // Weight 0 in the file means drained; leaving 0 undrains. As a PATCH does: WebSocket
+        // subscriptions leave a drained node and health listeners hear of it.
+        if (spec.weight === 0) pool.setDrained(spec.id, true);
+        else if (old.weight === 0) pool.setDrained(spec.id, false);
       }
       if (reweighted) pool.onTopologyChange();
     }

@@ -412,8 +412,12 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
     'limits: { maxBatch: 2 }',
     'rpc: { port: 0, wsPort: 0, workers: 0, host: 127.0.0.2 }',
   ].filter((l) => !l.startsWith('rpc: { port: 0, wsPort: 0, workers: 0 }')));
+  // A node drained by the file is reported like a PATCHed one (the WebSocket hub listens).
+  const unusable: string[] = [];
+  f.gw.pool.unusableListeners.push((n) => unusable.push(n.id));
   const r = await admin(f.gw, '/admin/reload', { method: 'POST' });
   t.equal(r.status, 200, r.text);
+  t.same(unusable, ['n1'], 'the reload told the unusable-node listeners (WebSocket hub) of n1');
   t.same(r.json, {
     changed: true,
     nodes: { added: [], removed: [], replaced: [], weights: { n1: { from: 1, to: 0 } } },
