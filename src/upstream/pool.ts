@@ -140,15 +140,22 @@ export class NodePool implements Router {
 
   /**
    * A keyed call's answer raises its node's high-water mark (no parse: answer-slot.ts). When
-   * another node failed the call first, that node may be behind the one that answered: it is
-   * returning, like a node back from being down.
+   * the call also went to other nodes (a retry, a hedge, a broadcast), the key was just given
+   * this answer's slot by a node it may go back from: each of those not known to be at that
+   * slot is returning, like a node back from being down. An answer without a slot (a
+   * sendTransaction signature) gave the key nothing to go back from: it marks no node (every
+   * broadcast used to mark the nodes that lost the race, so the next calls of every key on
+   * them waited for a probe round).
    */
   answered(call: UpstreamCall): void {
     if (call.slot < 0 || !this.picker.monotonic) return;
     const node = call.node!;
     const s = answerSlot(call.response!, call.method === 'getSlot');
-    if (s > 0) node.mark.raise(s);
-    if (call.attempts > 1) for (const n of this.nodes) if (n !== node && (n.bit & call.tried) !== 0) n.mark.setReturning(true);
+    if (s <= 0) return;
+    node.mark.raise(s);
+    if (call.attempts > 1) {
+      for (const n of this.nodes) if (n !== node && (n.bit & call.tried) !== 0 && n.slot < s && n.mark.slot < s) n.mark.setReturning(true);
+    }
   }
 
   /**

@@ -131,3 +131,24 @@ t.test('eth_sendRawTransaction is in the default list (EVM)', async (t) => {
     [1, 1],
   );
 });
+
+t.test('nodes that lose the race are not held back: the next broadcasts of the same client wait for nothing', async (t) => {
+  // Each node in turn answers first. A sendTransaction answer has no slot, so the key (the
+  // client IP) was given nothing the losers could be behind on.
+  const inTurn =
+    (k: number): Script =>
+    (_m, _id, n) => ({ delayMs: n % 3 === k ? 2 : 25 });
+  const { h } = await setup(t, [inTurn(1), inTurn(2), inTurn(0)]);
+  const answeredBy = new Set<string>();
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    const r = await h.post(TX);
+    const ms = performance.now() - t0;
+    t.equal(r.status, 200);
+    answeredBy.add(r.headers.get('x-service-node')!);
+    t.ok(ms < 400, `broadcast ${i + 1} answered in ${ms.toFixed(0)} ms (no wait for a probe round)`);
+  }
+  const text = await h.gw.metrics.text();
+  t.notMatch(text, /jumpgate_monotonic_waits_total\{[^}]*\} [1-9]/, 'no keyed call waited for a node to catch up');
+  t.same([...answeredBy].sort(), ['b0', 'b1', 'b2'], 'each node answered first in turn');
+});
