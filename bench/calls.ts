@@ -254,6 +254,8 @@ export function coalesceTable(r: CoalesceResult): string {
 export interface BroadcastRow {
   /** 0: the fastest node, straight. */
   fanout: number;
+  /** Every node at the fastest one's latency. */
+  equal?: boolean;
   p50Ms: number;
   p90Ms: number;
   p99Ms: number;
@@ -330,6 +332,18 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
     const direct = await sendTransactions(agent, sims[f]!.url, calls);
     rows.push({ ...direct, fanout: 0, answeredBy: { [nodes[f]!.id]: calls - direct.errors } });
     agent.destroy();
+    // Equal nodes: whichever answers first varies call by call (the race the slow-node rows never lose).
+    o.log?.('broadcast: fanout 3, every node at 3 ms');
+    for (const sim of sims) await setKnobs(sim, { latencyMs: [3, 3] });
+    const gw = await startGatewayProc(nodes, TOKEN, 'routing: { broadcast: { methods: [sendTransaction], fanout: 3 } }');
+    procs.push(gw);
+    const even = new Agent({ keepAlive: true, maxSockets: 10 });
+    const before = await simCalls(sims, 'sendTransaction');
+    const row = await sendTransactions(even, gw.url, calls);
+    await new Promise((r) => setTimeout(r, 200));
+    rows.push({ ...row, fanout: 3, equal: true, upstreamCalls: (await simCalls(sims, 'sendTransaction')) - before });
+    even.destroy();
+    await gw.stop();
   } finally {
     await stopAll(procs);
   }
@@ -338,7 +352,7 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
 
 function fastestRatio(r: BroadcastResult): string {
   const direct = r.rows.find((x) => x.fanout === 0);
-  const f3 = r.rows.find((x) => x.fanout === 3);
+  const f3 = r.rows.find((x) => x.fanout === 3 && x.equal !== true);
   return direct === undefined || f3 === undefined ? '' : `: p50 ${(f3.p50Ms / Math.max(0.001, direct.p50Ms)).toFixed(2)}× the fastest node's own, p90 ${(f3.p90Ms / Math.max(0.001, direct.p90Ms)).toFixed(2)}×`;
 }
 
@@ -353,7 +367,7 @@ export function broadcastTable(r: BroadcastResult): string {
     '|---|---:|---:|---:|---|---:|---:|',
     ...r.rows.map(
       (x) =>
-        `| ${x.fanout === 0 ? 'the fastest node, direct' : `jumpgate, fanout ${x.fanout}`} | ${x.p50Ms.toFixed(1)} | ${x.p90Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${Object.entries(x.answeredBy)
+        `| ${x.fanout === 0 ? 'the fastest node, direct' : `jumpgate, fanout ${x.fanout}${x.equal === true ? ', every node at 3 ms' : ''}`} | ${x.p50Ms.toFixed(1)} | ${x.p90Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${Object.entries(x.answeredBy)
           .map(([n, c]) => `${n} ${c}`)
           .join(', ')} | ${(x.upstreamCalls / x.clientCalls).toFixed(2)} | ${x.errors} |`,
     ),

@@ -97,7 +97,9 @@ class Attempt implements AttemptSink {
     readonly rank: number,
   ) {
     this.body = call.body;
-    this.exclusive = !call.retrySafe || call.router.methodLatency.isSlow(call.method);
+    // A broadcast's copies are never retried: none may ride a pipelined connection that a
+    // node could drop under it (README "Upstream connections and pipelining").
+    this.exclusive = !call.retrySafe || call.fanout > 1 || call.router.methodLatency.isSlow(call.method);
     this.timer = setTimeout(onAttemptTimeout, timeoutMs, this);
   }
 

@@ -3,6 +3,7 @@
 // simulator is uWS, which does so while an answer is pending) costs retries, not errors.
 
 import t from 'tap';
+import { eventually } from '../helpers/eventually.js';
 import { startHarness } from '../helpers/gateway.js';
 import type { Http1Pool } from '../../src/upstream/http1/pool.js';
 
@@ -78,4 +79,31 @@ t.test('upstream.client: undici still carries the traffic', async (t) => {
   t.ok(answers.every((a) => a.status === 200 && typeof a.json.result === 'number'));
   const batch = await h.post('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getHealth"}]');
   t.equal(JSON.parse(batch.text).length, 2);
+});
+
+t.test('broadcast copies never ride a pipelined connection: each node gets each transaction once, none fails', async (t) => {
+  // The simulator drops a connection that carries a second request while an answer is
+  // pending; a broadcast copy is never retried, so one caught on such a connection used to be
+  // lost (or, queued behind the dropped head, sent again).
+  const h = await startHarness({ sims: [{}, {}, {}], config: { upstream: { pipelineStallMs: 1000 }, routing: { broadcast: { fanout: 3 } } } });
+  t.teardown(() => h.close());
+  for (const s of h.sims) s.set({ latencyMs: [30, 30] });
+  const n = 24;
+  const answers = await Promise.all(Array.from({ length: n }, (_, i) => h.post(`{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`)));
+  t.same(
+    answers.map((a) => a.status),
+    Array(n).fill(200),
+    'every broadcast answered',
+  );
+  await eventually('every copy ended', () => h.gw.pool.nodes.every((x) => x.inflight === 0));
+  t.same(
+    h.sims.map((s) => s.stats.byMethod.get('sendTransaction') ?? 0),
+    [n, n, n],
+    'each node received each transaction exactly once',
+  );
+  const pools = h.gw.pool.nodes.map((x) => x.client as Http1Pool);
+  t.ok(
+    pools.every((p) => p.noPipeliningUntil === 0),
+    'no node had to drop a pipelined connection',
+  );
 });
