@@ -333,17 +333,20 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
     rows.push({ ...direct, fanout: 0, answeredBy: { [nodes[f]!.id]: calls - direct.errors } });
     agent.destroy();
     // Equal nodes: whichever answers first varies call by call (the race the slow-node rows never lose).
-    o.log?.('broadcast: fanout 3, every node at 3 ms');
+    // Fanout 1 beside it: the gateway's hop alone, so the difference is what the copies cost.
     for (const sim of sims) await setKnobs(sim, { latencyMs: [3, 3] });
-    const gw = await startGatewayProc(nodes, TOKEN, 'routing: { broadcast: { methods: [sendTransaction], fanout: 3 } }');
-    procs.push(gw);
-    const even = new Agent({ keepAlive: true, maxSockets: 10 });
-    const before = await simCalls(sims, 'sendTransaction');
-    const row = await sendTransactions(even, gw.url, calls);
-    await new Promise((r) => setTimeout(r, 200));
-    rows.push({ ...row, fanout: 3, equal: true, upstreamCalls: (await simCalls(sims, 'sendTransaction')) - before });
-    even.destroy();
-    await gw.stop();
+    for (const fanout of [3, 1]) {
+      o.log?.(`broadcast: fanout ${fanout}, every node at 3 ms`);
+      const gw = await startGatewayProc(nodes, TOKEN, `routing: { broadcast: { methods: [sendTransaction], fanout: ${fanout} } }`);
+      procs.push(gw);
+      const even = new Agent({ keepAlive: true, maxSockets: 10 });
+      const before = await simCalls(sims, 'sendTransaction');
+      const row = await sendTransactions(even, gw.url, calls);
+      await new Promise((r) => setTimeout(r, 200));
+      rows.push({ ...row, fanout, equal: true, upstreamCalls: (await simCalls(sims, 'sendTransaction')) - before });
+      even.destroy();
+      await gw.stop();
+    }
   } finally {
     await stopAll(procs);
   }
@@ -353,7 +356,10 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
 function fastestRatio(r: BroadcastResult): string {
   const direct = r.rows.find((x) => x.fanout === 0);
   const f3 = r.rows.find((x) => x.fanout === 3 && x.equal !== true);
-  return direct === undefined || f3 === undefined ? '' : `: p50 ${(f3.p50Ms / Math.max(0.001, direct.p50Ms)).toFixed(2)}× the fastest node's own, p90 ${(f3.p90Ms / Math.max(0.001, direct.p90Ms)).toFixed(2)}×`;
+  const e3 = r.rows.find((x) => x.fanout === 3 && x.equal === true);
+  const e1 = r.rows.find((x) => x.fanout === 1 && x.equal === true);
+  const hop = e3 === undefined || e1 === undefined ? '' : `; with every node equal, fanout 3 p50 ${(e3.p50Ms / Math.max(0.001, e1.p50Ms)).toFixed(2)}× fanout 1's (what the copies cost over the gateway's hop)`;
+  return direct === undefined || f3 === undefined ? '' : `: p50 ${(f3.p50Ms / Math.max(0.001, direct.p50Ms)).toFixed(2)}× the fastest node's own, p90 ${(f3.p90Ms / Math.max(0.001, direct.p90Ms)).toFixed(2)}×${hop}`;
 }
 
 export function broadcastTable(r: BroadcastResult): string {

@@ -158,7 +158,7 @@ t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured',
   for (const [name, rows] of [
     ['hedge', 5],
     ['coalesce', 3],
-    ['broadcast', 4],
+    ['broadcast', 5],
   ] as const) {
     t.notOk(results[name]?.error, `${name} did not fail`);
     t.equal(results[name]?.rows?.length, rows, `${name}: every row`);
