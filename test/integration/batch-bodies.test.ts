@@ -1,7 +1,7 @@
-// Request bodies of 4-16 KB are received into reused buffers (src/gateway/http-responder.ts),
-// handed back once their request is answered. A buffer reused while its bytes were still
-// needed (an upstream write, a retry, an answer still being checked) would send one
-// request's calls with another's bytes. Many different batches at once, through real nodes,
+// Request bodies and node answers of 4-16 KB live in reused buffers (src/slabs.ts), handed
+// back once their request is answered. A buffer reused while its bytes were still needed (an
+// upstream write, a retry, an answer still being checked or written to the client) would send
+// one request's calls with another's bytes, or answer a client with another batch's ids. Many different batches at once, through real nodes,
 // over the pipelined client (which copies such bodies when it writes them) and undici (which
 // does not, so its bodies are never reused): every answer must be exactly its own request's.
 

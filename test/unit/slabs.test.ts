@@ -1,0 +1,29 @@
+// The slab pool (src/slabs.ts): which sizes it serves, that a given-back slab is served
+// again, and that buffers it did not cut (Node's pool, larger ones, views) are never taken in.
+
+import t from 'tap';
+import { giveBack, SLAB, SLAB_FROM, slabSized, spareSlabs, takeSlab } from '../../src/slabs.js';
+
+t.test('sizes: above half of Buffer.poolSize, up to a slab', async (t) => {
+  t.notOk(slabSized(SLAB_FROM), 'Node\'s own pool serves these');
+  t.ok(slabSized(SLAB_FROM + 1));
+  t.ok(slabSized(SLAB));
+  t.notOk(slabSized(SLAB + 1), 'larger bodies get memory of their own');
+});
+
+t.test('a slab given back is served again; other buffers are left to the GC', async (t) => {
+  const a = takeSlab(5000);
+  t.equal(a.length, 5000);
+  t.equal(a.buffer.byteLength, SLAB);
+  const before = spareSlabs();
+  giveBack(a);
+  t.equal(spareSlabs(), before + 1);
+  const b = takeSlab(9000);
+  t.equal(b.buffer, a.buffer, 'the same memory, reused');
+  t.equal(b.length, 9000);
+  const n = spareSlabs();
+  giveBack(Buffer.allocUnsafe(100)); // a slice of Node's shared pool
+  giveBack(Buffer.allocUnsafe(SLAB * 2));
+  giveBack(b.subarray(1)); // a view that does not start the slab
+  t.equal(spareSlabs(), n, 'none of them taken in');
+});
