@@ -272,9 +272,12 @@ export interface BroadcastResult {
   rows: BroadcastRow[];
 }
 
+function txBody(i: number): string {
+  return `{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`;
+}
+
 /** Ten clients, one transaction at a time each, `calls` in all: times and who answered. */
 async function sendTransactions(agent: Agent, url: string, calls: number): Promise<BroadcastRow> {
-  const tx = (i: number) => `{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`;
   const times: number[] = [];
   const answeredBy: Record<string, number> = {};
   let errors = 0;
@@ -282,7 +285,7 @@ async function sendTransactions(agent: Agent, url: string, calls: number): Promi
   await Promise.all(
     Array.from({ length: 10 }, async () => {
       while (next <= calls) {
-        const a = await post(agent, url, tx(next++));
+        const a = await post(agent, url, txBody(next++));
         times.push(a.ms);
         answeredBy[a.node] = (answeredBy[a.node] ?? 0) + 1;
         if (a.status !== 200) errors++;
@@ -301,14 +304,23 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
   const latencies: Record<string, number> = {};
   try {
     const nodes = sims.map((s, i) => ({ id: `b${i}`, url: s.url }));
+    const broadcastGateway = (fanout: number) => startGatewayProc(nodes, TOKEN, `routing: { broadcast: { methods: [sendTransaction], fanout: ${fanout} } }`);
+    /** The client calls through `gw`, then its upstream calls (the slower nodes' late answers counted too). */
+    const through = async (gw: Proc & { url: string }, agent: Agent, fanout: number, equal: boolean): Promise<void> => {
+      const before = await simCalls(sims, 'sendTransaction');
+      const row = await sendTransactions(agent, gw.url, calls);
+      await new Promise((r) => setTimeout(r, 200));
+      rows.push({ ...row, fanout, equal, upstreamCalls: (await simCalls(sims, 'sendTransaction')) - before });
+      agent.destroy();
+      await gw.stop();
+    };
     for (const fanout of [1, 3]) {
-      const gw = await startGatewayProc(nodes, TOKEN, `routing: { broadcast: { methods: [sendTransaction], fanout: ${fanout} } }`);
+      const gw = await broadcastGateway(fanout);
       procs.push(gw);
       const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-      const tx = (i: number) => `{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`;
       if (fanout === 1) {
         // The client's node (automatic IP affinity for sendTransaction) is made the slowest.
-        const mine = (await post(agent, gw.url, tx(0))).node;
+        const mine = (await post(agent, gw.url, txBody(0))).node;
         const others = nodes.filter((n) => n.id !== mine);
         latencies[mine] = 40;
         latencies[others[0]!.id] = 15;
@@ -316,14 +328,7 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
         for (let i = 0; i < 3; i++) await setKnobs(sims[i]!, { latencyMs: [latencies[nodes[i]!.id]!, latencies[nodes[i]!.id]!] });
       }
       o.log?.(`broadcast: fanout ${fanout}`);
-      const before = await simCalls(sims, 'sendTransaction');
-      const row = await sendTransactions(agent, gw.url, calls);
-      // Late answers of the slower nodes are still coming: let them arrive before counting.
-      await new Promise((r) => setTimeout(r, 200));
-      const upstream = (await simCalls(sims, 'sendTransaction')) - before;
-      agent.destroy();
-      rows.push({ ...row, fanout, upstreamCalls: upstream });
-      await gw.stop();
+      await through(gw, agent, fanout, false);
     }
     // The goal's yardstick: the same clients straight to the fastest node.
     o.log?.('broadcast: the fastest node direct');
@@ -337,15 +342,9 @@ export async function runBroadcast(o: { quick: boolean; log?: (line: string) => 
     for (const sim of sims) await setKnobs(sim, { latencyMs: [3, 3] });
     for (const fanout of [3, 1]) {
       o.log?.(`broadcast: fanout ${fanout}, every node at 3 ms`);
-      const gw = await startGatewayProc(nodes, TOKEN, `routing: { broadcast: { methods: [sendTransaction], fanout: ${fanout} } }`);
+      const gw = await broadcastGateway(fanout);
       procs.push(gw);
-      const even = new Agent({ keepAlive: true, maxSockets: 10 });
-      const before = await simCalls(sims, 'sendTransaction');
-      const row = await sendTransactions(even, gw.url, calls);
-      await new Promise((r) => setTimeout(r, 200));
-      rows.push({ ...row, fanout, equal: true, upstreamCalls: (await simCalls(sims, 'sendTransaction')) - before });
-      even.destroy();
-      await gw.stop();
+      await through(gw, new Agent({ keepAlive: true, maxSockets: 10 }), fanout, true);
     }
   } finally {
     await stopAll(procs);

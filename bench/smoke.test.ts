@@ -14,6 +14,29 @@ const RUNNER = new URL('./run.js', import.meta.url).pathname;
 // Both runs together take longer than the suite's per-file timeout on 2 shared cores.
 t.setTimeout(400_000);
 
+type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+/**
+ * Runs `npm run bench -- <scenarios> --quick` into a temporary results file: asserts it
+ * exited 0, shows its tables in the test output, and returns them and the JSON it wrote.
+ */
+async function runQuick<R>(t: Test, scenarios: string[]): Promise<{ out: string; results: R }> {
+  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'results.json');
+  const child = spawn(process.execPath, [RUNNER, ...scenarios, '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // The tables (skipped peers included, with the reason) show in the test output.
+  t.comment(out);
+  if (code !== 0) t.comment(err.slice(-4000));
+  t.equal(code, 0, 'runner exited 0');
+  return { out, results: JSON.parse(readFileSync(file, 'utf8')) as R };
+}
+
 interface Row {
   target: string;
   skipped: string | null;
@@ -26,21 +49,8 @@ interface Row {
 }
 
 t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'results.json');
-  const child = spawn(process.execPath, [RUNNER, 's1', 's2', 's3', 's4', 's5', 's6', 'floor', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  // The tables (skipped peers included, with the reason) show in the test output.
-  t.comment(out);
-  if (code !== 0) t.comment(err.slice(-4000));
-  t.equal(code, 0, 'runner exited 0');
+  const { out, results } = await runQuick<Record<string, { targets?: Row[]; error?: string }>>(t, ['s1', 's2', 's3', 's4', 's5', 's6', 'floor']);
 
-  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { targets?: Row[]; error?: string }>;
   t.ok(results.setup, 'setup recorded');
   for (const id of ['s1', 's2', 's3', 's4', 's5']) {
     const s = results[id];
@@ -91,19 +101,7 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
 });
 
 t.test('npm run bench -- isolation s7 --quick: every row measured or skipped with a reason', { timeout: 180_000 }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'results.json');
-  const child = spawn(process.execPath, [RUNNER, 'isolation', 's7', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.comment(out);
-  if (code !== 0) t.comment(err.slice(-4000));
-  t.equal(code, 0, 'runner exited 0');
-  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { rows?: Record<string, unknown>[]; error?: string }>;
+  const { out, results } = await runQuick<Record<string, { rows?: Record<string, unknown>[]; error?: string }>>(t, ['isolation', 's7']);
 
   t.notOk(results.isolation?.error, 'isolation did not fail');
   const iso = (results.isolation?.rows ?? []) as { workers: number; viewer: boolean; latencyMs: { count: number }; refreshes: number; addedP99Ms: number | null }[];
@@ -142,19 +140,7 @@ t.test('npm run bench -- isolation s7 --quick: every row measured or skipped wit
 });
 
 t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured', { timeout: 180_000 }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-smoke-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'results.json');
-  const child = spawn(process.execPath, [RUNNER, 'hedge', 'coalesce', 'broadcast', '--quick', '--results', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  t.comment(out);
-  if (code !== 0) t.comment(err.slice(-4000));
-  t.equal(code, 0, 'runner exited 0');
-  const results = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>;
+  const { out, results } = await runQuick<Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>>(t, ['hedge', 'coalesce', 'broadcast']);
   for (const [name, rows] of [
     ['hedge', 5],
     ['coalesce', 3],
