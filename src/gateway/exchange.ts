@@ -245,9 +245,9 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     if (this.aborted) return this.settle();
     this.nodesTried = call.nodesTried;
     if (response !== null) {
-      // Called through onCallDone: this request's own call (a coalesced one ends in sharedDone,
-      // and its answer may be every caller's).
-      if (response === call.response && call.owner === this) this.ownAnswer = response;
+      // This request's own call (a coalesced one is owned by its SharedCall, and its answer
+      // may be every caller's).
+      if (call.owner === this) this.ownAnswer = response;
       return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);
