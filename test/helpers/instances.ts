@@ -12,8 +12,6 @@ import { freePort } from './ports.js';
 
 export const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 
-/** A port nothing listens on right now (the caller binds it soon after). */
-
 /** True when a TCP connection to 127.0.0.1:port is refused. */
 export function refuses(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -10,6 +10,7 @@ import { startSim } from '../../src/tools/sim/node.js';
 import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, eventuallyValue } from '../helpers/eventually.js';
+import { seedStore } from '../helpers/seeded-store.js';
 import { openWs } from '../helpers/ws-client.js';
 
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
@@ -137,14 +138,7 @@ t.test('demo: the printed WS URL streams slots, and dropping the serving node do
 t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => {
   const sim = await startSim({ id: 'n', port: 0 });
   t.teardown(() => sim.close());
-  const dir = mkdtempSync(join(tmpdir(), 'jg-usage-'));
-  const dbUrl = `sqlite://${join(dir, 'jumpgate.db')}`;
-  // An account, stack and token made the way the console makes them.
-  const store = await openStore(dbUrl);
-  const account = await store.createAccount('ops@example.com', 'x');
-  const stack = await store.createStack(account.id, 'prod', null);
-  const { token, record } = await store.createToken(account.id, stack.id, 'bot');
-  await store.close();
+  const { dir, dbUrl, account, stack, token, record } = await seedStore('jg-usage-');
   const cfg = join(dir, 'jumpgate.yaml');
   writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'workers: { threads: 0 }', 'shutdown: { readyDelayMs: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
   const p = runCli(['start', '--config', cfg]);

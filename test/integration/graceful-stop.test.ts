@@ -3,14 +3,12 @@
 // shutdown.readyDelayMs; then the port refuses, calls in flight to a slow node finish, the
 // usage is written and the exit code is 0. SIGINT skips the wait; a second signal stops now.
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { openStore } from '../../src/store/open.js';
 import { startSim } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';
 import { GET_SLOT, postOnce, refuses, startInstance, type Instance } from '../helpers/instances.js';
+import { seedStore } from '../helpers/seeded-store.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -23,13 +21,7 @@ async function readyz(i: Instance): Promise<number> {
 async function setup(t: Test, readyDelayMs: number) {
   const sim = await startSim({ id: 'n', port: 0 });
   t.teardown(() => sim.close());
-  const dir = mkdtempSync(join(tmpdir(), 'jg-graceful-'));
-  const dbUrl = `sqlite://${join(dir, 'jumpgate.db')}`;
-  const store = await openStore(dbUrl);
-  const account = await store.createAccount('ops@example.com', 'x');
-  const stack = await store.createStack(account.id, 'prod', null);
-  const { token, record } = await store.createToken(account.id, stack.id, 'bot');
-  await store.close();
+  const { dir, dbUrl, account, stack, token, record } = await seedStore('jg-graceful-');
   const gw = await startInstance({
     dir,
     name: 'jumpgate',

@@ -8,6 +8,7 @@ import { startGateway } from '../../src/lifecycle/start-gateway.js';
 import { silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/open.js';
 import { startSim } from '../../src/tools/sim/node.js';
+import { freePort } from '../helpers/ports.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -26,15 +27,6 @@ function listenOnce(port: number): Promise<void> {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
   });
-}
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function config(t: Test, overrides: Record<string, unknown>): Promise<ReturnType<typeof resolveConfig>> {
