@@ -3,7 +3,7 @@
 
 import { SubscriberGroup, type GroupSpec } from './ws-subscribers.js';
 
-export type ToChild = { type: 'connect'; spec: GroupSpec; count: number; first: number } | { type: 'record' } | { type: 'stop' } | { type: 'close' };
+export type ToChild = { type: 'connect'; spec: GroupSpec; count: number; first: number } | { type: 'record'; from: number } | { type: 'stop' } | { type: 'close' };
 
 export type FromChild =
   | { type: 'progress'; connected: number; failed: number; subscribed: number; arrivals: number }
@@ -28,13 +28,16 @@ process.on('message', (m: ToChild) => {
       return;
     }
     case 'record':
-      group?.startRecording();
+      group?.startRecording(m.from);
       return;
-    case 'stop': {
-      const a = group!.stopRecording();
-      send({ type: 'arrivals', ...a, counts: group!.counts });
+    case 'stop':
+      // After this turn's socket reads: frames that arrived before "stop" are counted even
+      // when this process was too busy to read them in time.
+      setImmediate(() => {
+        const a = group!.stopRecording();
+        send({ type: 'arrivals', ...a, counts: group!.counts });
+      });
       return;
-    }
     case 'close':
       if (progress !== null) clearInterval(progress);
       void (group?.close() ?? Promise.resolve()).then(() => {

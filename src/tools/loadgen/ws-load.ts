@@ -79,7 +79,8 @@ function addCounts(into: GroupCounts, c: GroupCounts): void {
 /** The subscribers, in this process or in children, behind one interface. */
 interface Holder {
   connect(): Promise<GroupCounts>;
-  record(): void;
+  /** The window starts at `from` (monotonic ms). */
+  record(from: number): void;
   stop(): Promise<{ arrivals: Arrivals; counts: GroupCounts }>;
   close(): Promise<void>;
 }
@@ -97,7 +98,7 @@ function localHolder(spec: GroupSpec, count: number, live: WsLive): Holder {
       await g.connect(count);
       return g.counts;
     },
-    record: () => g.startRecording(),
+    record: (from) => g.startRecording(from),
     stop: () => Promise.resolve({ arrivals: g.stopRecording(), counts: g.counts }),
     close: async () => {
       clearInterval(poll);
@@ -147,7 +148,7 @@ function childHolder(spec: GroupSpec, shares: number[], live: WsLive): Holder {
       for (const r of await Promise.all(ready)) addCounts(total, r.counts);
       return total;
     },
-    record: () => kids.forEach((k) => tell(k, { type: 'record' })),
+    record: (from) => kids.forEach((k) => tell(k, { type: 'record', from })),
     stop: async () => {
       const got = kids.map((k) => next(k, 'arrivals'));
       kids.forEach((k) => tell(k, { type: 'stop' }));
@@ -220,10 +221,10 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
     live.phase = 'measure';
     // Nobody to measure: skip the wait.
     const nothing = counts.subscribed === 0;
-    for (const g of refs) g.startRecording();
-    holder.record();
     measureStart = performance.now();
     const windowStart = monoNow() + GRACE_MS;
+    for (const g of refs) g.startRecording(windowStart);
+    holder.record(windowStart);
     const windowEnd = windowStart + o.durationMs;
     hooks.onMeasuring?.();
     if (!nothing) await new Promise((r) => setTimeout(r, GRACE_MS + o.durationMs));

@@ -6,6 +6,11 @@
 //
 // Times are on one clock shared by every process of the machine (CLOCK_MONOTONIC, which both
 // process.hrtime and performance.now read), so groups in child processes can be merged.
+//
+// A group records from its first subscription on, not from the moment it is told to: a child
+// process that is slow to read "start measuring" (a busy machine) would otherwise miss the
+// first notifications of the window while other processes saw them, and report clients as
+// missing slots they got. What the window keeps is decided by time, in the parent.
 
 import { connectWs, WsConnectError, type RawWebSocket } from './ws-client.js';
 
@@ -66,10 +71,12 @@ export function notificationKey(frame: Buffer): string | null {
 export class SubscriberGroup {
   readonly counts: GroupCounts = { connected: 0, subscribed: 0, failed: 0, failKinds: {}, closed: 0, closeKinds: {} };
   private readonly sockets: RawWebSocket[] = [];
-  private recording = false;
   private closing = false;
+  /** Until the measurement starts, arrivals older than this long only mark their key. */
+  private static readonly KEEP_BEFORE_MS = 10_000;
+  private measuring = false;
   private byKey = new Map<string, number[]>();
-  /** Arrivals recorded, all keys. */
+  /** Arrivals recorded since the measurement started (or since the first subscription). */
   arrivals = 0;
 
   constructor(private readonly spec: GroupSpec) {}
@@ -119,13 +126,14 @@ export class SubscriberGroup {
               const code = /"code"\s*:\s*(-?\d+)/.exec(data.toString('latin1', e, e + 80))?.[1];
               return settle('JSON-RPC ' + (code ?? '?'));
             }
-            if (!this.recording) return;
             const key = notificationKey(data);
             if (key === null) return;
             const t = at + CLOCK_OFFSET;
             const list = this.byKey.get(key);
-            if (list === undefined) this.byKey.set(key, [t]);
-            else list.push(t);
+            if (list === undefined) {
+              if (!this.measuring) this.forgetBefore(t - SubscriberGroup.KEEP_BEFORE_MS);
+              this.byKey.set(key, [t]);
+            } else list.push(t);
             this.arrivals++;
           },
           close: (code) => {
@@ -149,14 +157,29 @@ export class SubscriberGroup {
     });
   }
 
-  startRecording(): void {
-    this.byKey = new Map();
-    this.arrivals = 0;
-    this.recording = true;
+  /**
+   * Keeps memory bounded while nothing is measured, and drops what the window cannot count:
+   * a notification that arrived here before `from` is not in the window (its earliest arrival
+   * is earlier), so one arrival time stands for all of them. Keys are kept, so that other
+   * processes' later arrivals of the same notification are not counted either.
+   */
+  private forgetBefore(from: number): void {
+    for (const [k, times] of this.byKey) {
+      let min = times[0]!;
+      for (const t of times) if (t < min) min = t;
+      if (min < from && times.length > 1) this.byKey.set(k, [min]);
+    }
   }
 
+  /** The measurement starts at `from` (monotonic ms): arrivals before it only mark their key. */
+  startRecording(from: number): void {
+    this.forgetBefore(from);
+    this.measuring = true;
+    this.arrivals = 0;
+  }
+
+  /** Everything recorded: the caller keeps the notifications whose earliest arrival is in its window. */
   stopRecording(): Arrivals {
-    this.recording = false;
     const keys = [...this.byKey.keys()];
     const out = { keys, times: keys.map((k) => this.byKey.get(k)!) };
     this.byKey = new Map();

@@ -15,6 +15,7 @@ import { parseBenchArgs, type HttpBenchOptions } from '../../../src/tools/loadge
 import { httpTable, wsTable } from '../../../src/tools/loadgen/report.js';
 import { connectWs } from '../../../src/tools/loadgen/ws-client.js';
 import { runWsLoad } from '../../../src/tools/loadgen/ws-load.js';
+import { monoNow, SubscriberGroup } from '../../../src/tools/loadgen/ws-subscribers.js';
 import { LatencyHistogram } from '../../../src/metrics/histogram.js';
 import { startSim } from '../../../src/tools/sim/node.js';
 
@@ -320,6 +321,27 @@ t.test('WebSocket mode: delay over the earliest arrival, in-process and over 2 p
   const refused = parseBenchArgs(['--url', 'ws://127.0.0.1:1', '--ws-subscribers', '2', '--duration', '100ms']);
   if (refused.kind !== 'ws') throw new Error('expected ws options');
   t.same((await runWsLoad(refused.ws)).failKinds, { 'socket ECONNREFUSED': 2 });
+});
+
+t.test('WebSocket mode: a process told late that the window started still has the window\'s first notifications', async (t) => {
+  // A busy child process reads "start measuring" after the window began; the notifications
+  // it got in between are in the window and must not be lost (they would count as missing).
+  const sim = await startSim({ id: 'ws-a', port: 0, slotMs: 20 });
+  t.teardown(() => sim.close());
+  const g = new SubscriberGroup({ urls: [sim.wsUrl], headers: [], subscribe: '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}', timeoutMs: 2000, insecure: false });
+  t.teardown(() => g.close());
+  await g.connect(2);
+  t.equal(g.counts.subscribed, 2);
+  const deadline = Date.now() + 5000;
+  while (g.arrivals < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const from = monoNow() - 100;
+  g.startRecording(from);
+  const a = g.stopRecording();
+  const inWindow = a.times.filter((ts) => ts.every((x) => x >= from));
+  t.ok(inWindow.length >= 2, `notifications of the 100 ms before being told are kept: ${inWindow.length}`);
+  t.ok(inWindow.every((ts) => ts.length === 2), 'each with both clients\' arrivals');
+  const before = a.times.filter((ts) => ts.some((x) => x < from));
+  t.ok(before.length > 0 && before.every((ts) => ts.length === 1), 'earlier ones only mark their notification');
 });
 
 t.test('WebSocket mode: clients spread round-robin over several --url, across processes too', async (t) => {
