@@ -8,6 +8,7 @@
 // The walk only finds where values end: a node's answer passed looksLikeJson and comes
 // from a JSON encoder, and whatever it holds the loops stop at `end`.
 
+import { answerInOrderFast } from './answer-scan.js';
 import { Byte } from './bytes.js';
 
 /** Index of the first byte from `i` on that is not whitespace (or `end`). */
@@ -78,9 +79,14 @@ export function trimEnd(buf: Uint8Array, start: number, e = buf.length): number 
 /**
  * True when `resp` is an array whose elements are, in order, the answers to elements
  * [from, to) of `body`: each an object with one top-level id, of exactly the bytes
- * body[idSpans[2i], idSpans[2i+1]).
+ * body[idSpans[2i], idSpans[2i+1]). Read 16 bytes at a time where it can be (answer-scan.ts).
  */
 export function answerInOrder(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
+  return answerInOrderFast(resp, body, idSpans, from, to) ?? answerInOrderByBytes(resp, body, idSpans, from, to);
+}
+
+/** answerInOrder, one byte at a time: for answers the 16-byte walk leaves (and to test it against). */
+export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
   let i = trimStart(resp);
   const end = trimEnd(resp, i);
   if (resp[i] !== Byte.LBRACKET || from >= to) return false;
