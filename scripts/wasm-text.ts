@@ -23,4 +23,7 @@ export function wasmModuleText(source: string, wasm: Uint8Array): string {
 }
 
 /** Each generated module: its WebAssembly text and the TypeScript file that embeds the binary. */
-export const WASM_MODULES: { wat: string; ts: string }[] = [{ wat: 'src/rpc/answer-scan.wat', ts: 'src/rpc/answer-scan-wasm.ts' }];
+export const WASM_MODULES: { wat: string; ts: string }[] = [
+  { wat: 'src/rpc/answer-scan.wat', ts: 'src/rpc/answer-scan-wasm.ts' },
+  { wat: 'src/rpc/request-scan.wat', ts: 'src/rpc/request-scan-wasm.ts' },
+];

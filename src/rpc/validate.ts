@@ -12,6 +12,7 @@
 
 import { Byte } from './bytes.js';
 import { isWs, scanString, scanValue, skipWs, type ScanState } from './grammar.js';
+import { scanRequestFast } from './request-scan.js';
 
 
 /**
@@ -235,9 +236,15 @@ function scanElement(buf: Buffer, i: number, end: number, out: RequestLayout, ca
 
 /**
  * Validates `buf` and fills `out`. Returns false on a JSON syntax error (the caller answers
- * -32700). At most `limit` calls of a batch are recorded; `out.count` counts them all.
+ * -32700). At most `limit` calls of a batch are recorded; `out.count` counts them all. Runs
+ * as WebAssembly where it can (request-scan.ts).
  */
 export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boolean {
+  return scanRequestFast(buf, limit, out) ?? scanRequestByBytes(buf, limit, out);
+}
+
+/** scanRequest in JavaScript: for what the WebAssembly scanner leaves (and to test it against). */
+export function scanRequestByBytes(buf: Buffer, limit: number, out: RequestLayout): boolean {
   let end = buf.length;
   let i = skipWs(buf, 0, end);
   while (end > i && isWs(buf[end - 1]!)) end--;

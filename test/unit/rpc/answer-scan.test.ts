@@ -1,15 +1,11 @@
 // The 16-byte answer walk (src/rpc/answer-scan.ts) against the byte-by-byte one: the same
-// verdict on every answer it reads, the byte walk for the ones it leaves, and its embedded
-// binary assembled from the .wat source in the repository.
+// verdict on every answer it reads, the byte walk for the ones it leaves.
 import t from 'tap';
 import { analyze, A_BATCH, type BatchPlan } from '../../../src/rpc/analyze.js';
 import { answerInOrder, answerInOrderByBytes } from '../../../src/rpc/answer.js';
 import { answerInOrderFast } from '../../../src/rpc/answer-scan.js';
-import { WASM_BASE64 } from '../../../src/rpc/answer-scan-wasm.js';
 import { rng } from '../../../src/tools/rng.js';
-import { assembleWat, WASM_MODULES } from '../../../scripts/wasm-text.js';
 
-const root = new URL('../../../../', import.meta.url);
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 function planOf(body: Buffer): BatchPlan {
@@ -17,12 +13,6 @@ function planOf(body: Buffer): BatchPlan {
   if (a.type !== A_BATCH || a.plan === null) throw new Error('expected a batch plan for ' + body.toString());
   return a.plan;
 }
-
-t.test('the embedded WebAssembly is the one its .wat source assembles to (npm run gen:wasm)', async (t) => {
-  const m = WASM_MODULES.find((x) => x.ts === 'src/rpc/answer-scan-wasm.ts')!;
-  const wasm = await assembleWat(new URL(m.wat, root));
-  t.equal(Buffer.from(wasm).toString('base64'), WASM_BASE64);
-});
 
 /** A random JSON value without backslashes: strings full of brackets, commas, quotes' neighbours and "id". */
 function value(r: () => number, depth: number): string {

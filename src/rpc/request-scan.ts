@@ -1,0 +1,58 @@
+// The request validator's fast path (validate.ts): the body is copied into a WebAssembly
+// module's memory and validated and laid out there (request-scan.wat, the same grammar and
+// layout as the JavaScript scanner, strings read 16 bytes at a time), then the layout is
+// copied back. One call per request; the JavaScript scanner stays for what the module
+// leaves to it (member names written with escapes, nesting deeper than STACK) and for bodies
+// above MAX_BYTES.
+
+import { WASM_BASE64 } from './request-scan-wasm.js';
+import type { RequestLayout } from './validate.js';
+
+/** Bodies above this are not copied into the module's memory (it never shrinks). */
+const MAX_BYTES = 4 << 20;
+const PAGE = 65536;
+/** Zero bytes after the body: its last 16-byte load reads them. */
+const SLACK = 16;
+/** Open containers the module keeps; deeper goes to the JavaScript scanner. */
+const STACK = 1024;
+
+const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')));
+const e = instance.exports;
+const memory = e.memory as WebAssembly.Memory;
+const request = e.request as (n: number, limit: number, sb: number, scap: number, rs: number, rm: number, rf: number) => number;
+const count = e.count as () => number;
+const recorded = e.recorded as () => number;
+const batch = e.batch as () => number;
+let bytes = new Uint8Array(memory.buffer);
+let words = new Int32Array(memory.buffer);
+
+/** scanRequest's verdict with `out` filled as it fills it, or null when the JavaScript scanner must read `buf`. */
+export function scanRequestFast(buf: Uint8Array, limit: number, out: RequestLayout): boolean | null {
+  const n = buf.length;
+  const cap = Math.min(limit, (n >> 1) + 1);
+  const sb = (n + SLACK + 7) & ~7;
+  const rs = sb + STACK;
+  const rm = rs + 8 * cap;
+  const rf = rm + 32 * cap;
+  const need = rf + cap + SLACK;
+  if (need > bytes.length) {
+    if (need > MAX_BYTES) return null;
+    memory.grow(Math.ceil((need - bytes.length) / PAGE));
+    bytes = new Uint8Array(memory.buffer);
+    words = new Int32Array(memory.buffer);
+  }
+  bytes.set(buf, 0);
+  bytes.fill(0, n, n + SLACK);
+  const r = request(n, cap, sb, STACK, rs, rm, rf);
+  if (r === 2) return null;
+  out.batch = batch() === 1;
+  out.count = count();
+  const rec = recorded();
+  out.recorded = rec;
+  if (r === 0) return false;
+  out.reserve(rec);
+  out.spans.set(words.subarray(rs >> 2, (rs >> 2) + 2 * rec));
+  out.members.set(words.subarray(rm >> 2, (rm >> 2) + 8 * rec));
+  out.flags.set(bytes.subarray(rf, rf + rec));
+  return true;
+}
