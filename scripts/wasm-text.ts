@@ -8,7 +8,8 @@ export async function assembleWat(file: URL): Promise<Uint8Array> {
   const mod = wabt.parseWat(file.pathname, readFileSync(file, 'utf8'), { simd: true });
   try {
     mod.validate();
-    return mod.toBinary({ write_debug_names: false }).buffer;
+    // With its function names: profiles (perf, --cpu-prof) name the functions.
+    return mod.toBinary({ write_debug_names: true }).buffer;
   } finally {
     mod.destroy();
   }

@@ -41,7 +41,7 @@
   ;; text is not an array of objects with exactly one id each or has more than $max elements;
   ;; -2 when it holds a backslash (an escaped quote would end a string early here; the
   ;; caller reads such answers byte by byte). Needs 16 readable bytes after $end.
-  (func (export "ids") (param $p i32) (param $end i32) (param $out i32) (param $max i32) (result i32)
+  (func $ids (export "ids") (param $p i32) (param $end i32) (param $out i32) (param $max i32) (result i32)
     (local $i i32) (local $v v128) (local $q i32) (local $in i32) (local $carry i32) (local $ev i32)
     (local $pos i32) (local $c i32) (local $depth i32) (local $k i32) (local $found i32) (local $open i32)
     (local $j i32) (local $slot i32)

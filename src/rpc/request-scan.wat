@@ -4,6 +4,8 @@
 ;; scanner ($fb set): member names written with escapes, nesting deeper than its stack.
 ;;
 ;; Memory: the body at 0 (16 zero bytes after it), then the regions request() is given.
+;; Whitespace is skipped inline when the next byte is above space (compact JSON has none):
+;; calls are not inlined by every V8 this runs on.
 (module
   (memory (export "memory") 1)
   (global $esc (mut i32) (i32.const 0))   ;; the last string held an escape
@@ -148,7 +150,7 @@
     (if (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x22)) (then (return (i32.const -1))))
     (local.set $i (call $str (local.get $i) (local.get $end)))
     (if (i32.lt_s (local.get $i) (i32.const 0)) (then (return (i32.const -1))))
-    (local.set $i (call $ws (local.get $i) (local.get $end)))
+    (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
     (if (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x3a)) (then (return (i32.const -1))))
     (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
 
@@ -167,7 +169,7 @@
               (return (i32.const -1))))
             (i32.store8 (i32.add (global.get $sb) (local.get $depth)) (local.get $c))
             (local.set $depth (i32.add (local.get $depth) (i32.const 1)))
-            (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
             (local.set $d (i32.load8_u (local.get $i)))
             (if (i32.and (i32.lt_u (local.get $i) (local.get $end)) (i32.eq (local.get $d) (i32.add (local.get $c) (i32.const 2))))
               (then
@@ -188,12 +190,12 @@
       (block $next
         (loop $close
           (if (i32.eqz (local.get $depth)) (then (return (local.get $i))))
-          (local.set $i (call $ws (local.get $i) (local.get $end)))
+          (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
           (local.set $d (i32.load8_u (local.get $i)))
           (if (i32.ge_u (local.get $i) (local.get $end)) (then (local.set $d (i32.const 0))))
           (local.set $top (i32.load8_u (i32.sub (i32.add (global.get $sb) (local.get $depth)) (i32.const 1))))
           (if (i32.eq (local.get $d) (i32.const 0x2c)) (then
-            (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
             (if (i32.eq (local.get $top) (i32.const 0x7b)) (then
               (local.set $i (call $key (local.get $i) (local.get $end)))
               (if (i32.lt_s (local.get $i) (i32.const 0)) (then (return (i32.const -1))))))
@@ -254,7 +256,7 @@
   (func $call (param $i i32) (param $end i32) (param $call i32) (result i32)
     (local $flags i32) (local $slot i32) (local $known i32) (local $vs i32) (local $c i32)
     (local $n i32) (local $same i32) (local $at i32) (local $d i32)
-    (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+    (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
     (if (i32.and (i32.lt_u (local.get $i) (local.get $end)) (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x7d)))
       (then (return (i32.add (local.get $i) (i32.const 1)))))
     (loop $member
@@ -272,9 +274,9 @@
             (global.set $fb (i32.const 1))
             (return (i32.const -1))))
           (local.set $slot (i32.const -1))))
-      (local.set $i (call $ws (local.get $i) (local.get $end)))
+      (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (if (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x3a)) (then (return (i32.const -1))))
-      (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (if (i32.ge_u (local.get $i) (local.get $end)) (then (return (i32.const -1))))
       (local.set $vs (local.get $i))
       (local.set $c (i32.load8_u (local.get $i)))
@@ -309,14 +311,14 @@
           (local.set $flags (i32.and (local.get $flags) (i32.const 4)))
           (if (i32.and (i32.eq (local.get $c) (i32.const 0x22)) (global.get $esc)) (then (local.set $flags (i32.or (local.get $flags) (i32.const 1)))))
           (if (local.get $same) (then (local.set $flags (i32.or (local.get $flags) (i32.const 2)))))))))
-      (local.set $i (call $ws (local.get $i) (local.get $end)))
+      (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (local.set $d (i32.load8_u (local.get $i)))
       (if (i32.ge_u (local.get $i) (local.get $end)) (then (return (i32.const -1))))
       (if (i32.eq (local.get $d) (i32.const 0x7d)) (then
         (i32.store8 (i32.add (global.get $rf) (local.get $call)) (local.get $flags))
         (return (i32.add (local.get $i) (i32.const 1)))))
       (if (i32.ne (local.get $d) (i32.const 0x2c)) (then (return (i32.const -1))))
-      (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (br $member))
     (i32.const -1))
 
@@ -365,7 +367,7 @@
         (call $element (local.get $i) (local.get $end) (select (i32.const 0) (i32.const -1) (i32.gt_s (local.get $limit) (i32.const 0))))
         (local.get $end)))
       (return (select (i32.const 2) (local.get $ok) (global.get $fb)))))
-    (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+    (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
     (if (i32.eq (i32.load8_u (local.get $i)) (i32.const 0x5d)) (then
       (return (i32.eq (i32.add (local.get $i) (i32.const 1)) (local.get $end)))))
     (loop $next
@@ -374,13 +376,13 @@
       (global.set $count (i32.add (global.get $count) (i32.const 1)))
       (local.set $i (call $element (local.get $i) (local.get $end) (local.get $call)))
       (if (i32.lt_s (local.get $i) (i32.const 0)) (then (return (select (i32.const 2) (i32.const 0) (global.get $fb)))))
-      (local.set $i (call $ws (local.get $i) (local.get $end)))
+      (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (local.set $d (i32.load8_u (local.get $i)))
       (if (i32.ge_u (local.get $i) (local.get $end)) (then (return (i32.const 0))))
       (if (i32.eq (local.get $d) (i32.const 0x5d)) (then
         (return (i32.eq (i32.add (local.get $i) (i32.const 1)) (local.get $end)))))
       (if (i32.ne (local.get $d) (i32.const 0x2c)) (then (return (i32.const 0))))
-      (local.set $i (call $ws (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1))) (if (i32.le_u (i32.load8_u (local.get $i)) (i32.const 0x20)) (then (local.set $i (call $ws (local.get $i) (local.get $end)))))
       (br $next))
     (i32.const 0))
 )
