@@ -19,9 +19,6 @@
   (global $recorded (mut i32) (i32.const 0))
   (global $batch (mut i32) (i32.const 0))
 
-  (func (export "count") (result i32) (global.get $count))
-  (func (export "recorded") (result i32) (global.get $recorded))
-  (func (export "batch") (result i32) (global.get $batch))
 
   (func $isWs (param $c i32) (result i32)
     (i32.or
@@ -339,16 +336,27 @@
     (local.get $e))
 
   ;; Validates the body [0, $n) and records its layout in the regions given; records at most
-  ;; $limit calls. 1: valid; 0: a JSON syntax error; 2: left to the JavaScript scanner.
+  ;; $limit calls. 1: valid; 0: a JSON syntax error; 2: left to the JavaScript scanner. The
+  ;; call count, calls recorded and whether it is a batch go to $hd (3 i32): one call from
+  ;; JavaScript in all. Zeroes the 16 bytes after the body itself.
   (func (export "request") (param $n i32) (param $limit i32) (param $sb i32) (param $scap i32)
-      (param $rs i32) (param $rm i32) (param $rf i32) (result i32)
-    (local $i i32) (local $end i32) (local $call i32) (local $d i32) (local $ok i32)
+      (param $rs i32) (param $rm i32) (param $rf i32) (param $hd i32) (result i32)
+    (local $r i32)
+    (v128.store (local.get $n) (v128.const i32x4 0 0 0 0))
     (global.set $sb (local.get $sb))
     (global.set $scap (local.get $scap))
     (global.set $rs (local.get $rs))
     (global.set $rm (local.get $rm))
     (global.set $rf (local.get $rf))
     (global.set $fb (i32.const 0))
+    (local.set $r (call $scan (local.get $n) (local.get $limit)))
+    (i32.store (local.get $hd) (global.get $count))
+    (i32.store offset=4 (local.get $hd) (global.get $recorded))
+    (i32.store offset=8 (local.get $hd) (global.get $batch))
+    (local.get $r))
+
+  (func $scan (param $n i32) (param $limit i32) (result i32)
+    (local $i i32) (local $end i32) (local $call i32) (local $d i32) (local $ok i32)
     (global.set $count (i32.const 0))
     (global.set $recorded (i32.const 0))
     (local.set $end (local.get $n))

@@ -9,6 +9,10 @@
 // recognised by comparing bytes instead of scanning them as strings; any other value goes
 // through the generic validator (scanValue). In a typical batch that leaves the params as
 // most of what is scanned byte by byte.
+//
+// The same scanner also exists as WebAssembly (request-scan.wat), which reads strings 16
+// bytes at a time and runs first; this one reads what it leaves and is what it is tested
+// against.
 
 import { Byte } from './bytes.js';
 import { isWs, scanString, scanValue, skipWs, type ScanState } from './grammar.js';
