@@ -43,8 +43,8 @@
   ;; caller reads such answers byte by byte). Needs 16 readable bytes after $end.
   (func $ids (export "ids") (param $p i32) (param $end i32) (param $out i32) (param $max i32) (result i32)
     (local $i i32) (local $v v128) (local $q i32) (local $in i32) (local $carry i32) (local $ev i32)
-    (local $pos i32) (local $c i32) (local $depth i32) (local $k i32) (local $found i32) (local $open i32)
-    (local $j i32) (local $slot i32)
+    (local $pos i32) (local $depth i32) (local $k i32) (local $found i32) (local $open i32)
+    (local $j i32) (local $slot i32) (local $opens i32) (local $commas i32) (local $bit i32)
     (local.set $i (call $ws (local.get $p) (local.get $end)))
     (if (i32.ne (i32.load8_u (local.get $i)) (i32.const 0x5b)) (then (return (i32.const -1))))
     (block $done
@@ -60,22 +60,24 @@
         (local.set $in (i32.xor (local.get $in) (i32.shl (local.get $in) (i32.const 8))))
         (local.set $in (i32.and (i32.xor (local.get $in) (local.get $carry)) (i32.const 0xffff)))
         (local.set $carry (i32.and (i32.sub (i32.const 0) (i32.shr_u (local.get $in) (i32.const 15))) (i32.const 0xffff)))
-        ;; `c | 0x20` folds '[' onto '{' and ']' onto '}'
-        (local.set $ev (i32.and
-          (i8x16.bitmask (v128.or (v128.or
-            (i8x16.eq (v128.or (local.get $v) (i8x16.splat (i32.const 0x20))) (i8x16.splat (i32.const 0x7b)))
-            (i8x16.eq (v128.or (local.get $v) (i8x16.splat (i32.const 0x20))) (i8x16.splat (i32.const 0x7d))))
-            (i8x16.eq (local.get $v) (i8x16.splat (i32.const 0x2c)))))
-          (i32.xor (local.get $in) (i32.const -1))))
+        ;; `c | 0x20` folds '[' onto '{' and ']' onto '}'; each event's kind is its bit in
+        ;; $opens or $commas (else it closes), no byte to load again
+        (local.set $in (i32.xor (local.get $in) (i32.const -1)))
         (if (i32.gt_u (i32.add (local.get $i) (i32.const 16)) (local.get $end)) (then
-          (local.set $ev (i32.and (local.get $ev) (i32.sub (i32.shl (i32.const 1) (i32.sub (local.get $end) (local.get $i))) (i32.const 1))))))
+          (local.set $in (i32.and (local.get $in) (i32.sub (i32.shl (i32.const 1) (i32.sub (local.get $end) (local.get $i))) (i32.const 1))))))
+        (local.set $opens (i32.and (local.get $in)
+          (i8x16.bitmask (i8x16.eq (v128.or (local.get $v) (i8x16.splat (i32.const 0x20))) (i8x16.splat (i32.const 0x7b))))))
+        (local.set $commas (i32.and (local.get $in)
+          (i8x16.bitmask (i8x16.eq (local.get $v) (i8x16.splat (i32.const 0x2c))))))
+        (local.set $ev (i32.or (i32.or (local.get $opens) (local.get $commas)) (i32.and (local.get $in)
+          (i8x16.bitmask (i8x16.eq (v128.or (local.get $v) (i8x16.splat (i32.const 0x20))) (i8x16.splat (i32.const 0x7d)))))))
         (block $next
           (loop $event
             (br_if $next (i32.eqz (local.get $ev)))
             (local.set $pos (i32.add (local.get $i) (i32.ctz (local.get $ev))))
-            (local.set $ev (i32.and (local.get $ev) (i32.sub (local.get $ev) (i32.const 1))))
-            (local.set $c (i32.load8_u (local.get $pos)))
-            (if (i32.eq (local.get $c) (i32.const 0x2c))
+            (local.set $bit (i32.and (local.get $ev) (i32.sub (i32.const 0) (local.get $ev))))
+            (local.set $ev (i32.xor (local.get $ev) (local.get $bit)))
+            (if (i32.and (local.get $commas) (local.get $bit))
               (then
                 ;; a comma: only those between an element's members matter
                 (br_if $event (i32.ne (local.get $depth) (i32.const 2)))
@@ -83,12 +85,12 @@
                   (call $closeId (local.get $slot) (local.get $pos))
                   (local.set $open (i32.const 0)))))
               (else
-                (if (i32.eq (i32.or (local.get $c) (i32.const 0x20)) (i32.const 0x7b))
+                (if (i32.and (local.get $opens) (local.get $bit))
                   (then
                     (local.set $depth (i32.add (local.get $depth) (i32.const 1)))
                     (br_if $event (i32.ne (local.get $depth) (i32.const 2)))
                     ;; an element opens: it must be an object
-                    (if (i32.ne (local.get $c) (i32.const 0x7b)) (then (return (i32.const -1))))
+                    (if (i32.ne (i32.load8_u (local.get $pos)) (i32.const 0x7b)) (then (return (i32.const -1))))
                     (if (i32.ge_u (local.get $k) (local.get $max)) (then (return (i32.const -1))))
                     (local.set $slot (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 3))))
                     (local.set $k (i32.add (local.get $k) (i32.const 1)))
@@ -107,7 +109,8 @@
                       (return (local.get $k))))
                     (br $event)))))
             ;; after the `{` of an element or a `,` between its members: is the next member "id"?
-            (local.set $j (call $ws (i32.add (local.get $pos) (i32.const 1)) (local.get $end)))
+            (local.set $j (i32.add (local.get $pos) (i32.const 1)))
+            (if (i32.le_u (i32.load8_u (local.get $j)) (i32.const 0x20)) (then (local.set $j (call $ws (local.get $j) (local.get $end)))))
             (if (i32.eq (i32.load (local.get $j)) (i32.const 0x22646922)) (then
               (local.set $j (call $ws (i32.add (local.get $j) (i32.const 4)) (local.get $end)))
               (if (i32.or (local.get $found) (i32.ne (i32.load8_u (local.get $j)) (i32.const 0x3a))) (then (return (i32.const -1))))
