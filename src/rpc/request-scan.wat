@@ -239,7 +239,15 @@
     (if (i32.ne (i32.load8_u (local.get $ps)) (i32.const 0x22)) (then (return (i32.const 0))))
     (local.set $n (i32.sub (i32.load offset=4 (local.get $at)) (local.get $ps)))
     (if (i32.gt_s (i32.add (local.get $i) (local.get $n)) (local.get $end)) (then (return (i32.const 0))))
+    ;; bytes 1..n-1 (the quote at 0 is known): 8 at a time, then one by one
     (local.set $k (i32.const 1))
+    (block $done8
+      (loop $l8
+        (br_if $done8 (i32.gt_s (i32.add (local.get $k) (i32.const 8)) (local.get $n)))
+        (if (i64.ne (i64.load (i32.add (local.get $i) (local.get $k))) (i64.load (i32.add (local.get $ps) (local.get $k))))
+          (then (return (i32.const 0))))
+        (local.set $k (i32.add (local.get $k) (i32.const 8)))
+        (br $l8)))
     (block $done
       (loop $l
         (br_if $done (i32.ge_s (local.get $k) (local.get $n)))
@@ -249,7 +257,33 @@
         (br $l)))
     (local.get $n))
 
-  ;; end of the call object at $i (a brace), or -1; records call $call's members and flags
+  ;; $value for a call's member (not a string), with the shapes calls carry most read here
+;; without the generic walk: an integer id (digits not followed by a fraction or exponent)
+;; and params of one plain string, ["..."].
+  (func $memberValue (param $i i32) (param $end i32) (result i32)
+    (local $j i32) (local $c i32)
+    (local.set $c (i32.load8_u (local.get $i)))
+    (if (i32.lt_u (i32.sub (local.get $c) (i32.const 0x31)) (i32.const 9)) (then
+      (local.set $j (i32.add (local.get $i) (i32.const 1)))
+      (block $done
+        (loop $l
+          (br_if $done (i32.ge_u (local.get $j) (local.get $end)))
+          (local.set $c (i32.load8_u (local.get $j)))
+          (br_if $done (i32.ge_u (i32.sub (local.get $c) (i32.const 0x30)) (i32.const 10)))
+          (local.set $j (i32.add (local.get $j) (i32.const 1)))
+          (br $l)))
+      ;; `,` or `}` next (or the end): the number ends here; else the full grammar decides
+      (if (i32.or (i32.ge_u (local.get $j) (local.get $end))
+            (i32.or (i32.eq (local.get $c) (i32.const 0x2c)) (i32.eq (local.get $c) (i32.const 0x7d))))
+        (then (return (local.get $j))))
+      (return (call $value (local.get $i) (local.get $end)))))
+    (if (i32.and (i32.eq (local.get $c) (i32.const 0x5b)) (i32.eq (i32.load8_u offset=1 (local.get $i)) (i32.const 0x22))) (then
+      (local.set $j (call $str (i32.add (local.get $i) (i32.const 1)) (local.get $end)))
+      (if (i32.and (i32.ge_s (local.get $j) (i32.const 0)) (i32.lt_u (local.get $j) (local.get $end))) (then
+        (if (i32.eq (i32.load8_u (local.get $j)) (i32.const 0x5d)) (then (return (i32.add (local.get $j) (i32.const 1)))))))))
+    (call $value (local.get $i) (local.get $end)))
+
+;; end of the call object at $i (a brace), or -1; records call $call's members and flags
   (func $call (param $i i32) (param $end i32) (param $call i32) (result i32)
     (local $flags i32) (local $slot i32) (local $known i32) (local $vs i32) (local $c i32)
     (local $n i32) (local $same i32) (local $at i32) (local $d i32)
@@ -297,7 +331,7 @@
                 (i32.ne (i32.and (i32.load8_u (i32.add (global.get $rf) (i32.sub (local.get $call) (i32.const 1)))) (i32.const 1)) (i32.const 0))))
               (local.set $i (i32.add (local.get $i) (local.get $n))))
             (else (local.set $i (call $str (local.get $i) (local.get $end))))))
-        (else (local.set $i (call $value (local.get $i) (local.get $end)))))
+        (else (local.set $i (call $memberValue (local.get $i) (local.get $end)))))
       (if (i32.lt_s (local.get $i) (i32.const 0)) (then (return (i32.const -1))))
       (if (i32.ge_s (local.get $slot) (i32.const 0)) (then
         (local.set $at (i32.add (global.get $rm) (i32.add (i32.shl (local.get $call) (i32.const 5)) (i32.shl (local.get $slot) (i32.const 3)))))

@@ -40,8 +40,11 @@ const ELEMENTS = [
   '[1,2]',
   '{"jsonrpc":"2.0","id":7,"method":5}',
   '{"id":8,"method":"getBalance","params":{"a":"é\\t"}}',
+  '{"jsonrpc":"2.0","id":1e5,"method":"getSlot","params":["a","b"]}',
+  '{"jsonrpc":"2.0","id":123 ,"method":"getSlot","params":["a"] }',
+  '{"jsonrpc":"2.0","id":9.25,"method":"getSlot","params":[ "a"]}',
 ];
-const BROKEN = ['{"id":1,}', '{"id":01}', '{"id":1.}', '{"id":"\\x"}', '{"id":tru}', '{"id" 1}', '{"a":"\u0001"}', '[1,]', '{"id":-}', '{"id":1e}', '{"id":"\\u12g4"}'];
+const BROKEN = ['{"id":1,}', '{"id":01}', '{"id":1.}', '{"id":"\\x"}', '{"id":tru}', '{"id" 1}', '{"a":"\u0001"}', '[1,]', '{"id":-}', '{"id":1e}', '{"id":"\\u12g4"}', '{"id":12.}', '{"id":12a}', '{"params":["a"}', '{"params":["a",]}', '{"params":["a"]]}', '{"params":["a\u0002"]}'];
 
 t.test('seeded: the same verdict and layout as the JavaScript scanner', async (t) => {
   const r = rng(42);
