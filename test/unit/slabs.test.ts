@@ -2,13 +2,29 @@
 // again, and that buffers it did not cut (Node's pool, larger ones, views) are never taken in.
 
 import t from 'tap';
-import { giveBack, SLAB, SLAB_FROM, slabSized, spareSlabs, takeSlab } from '../../src/slabs.js';
+import { giveBack, LARGE_SLAB, SLAB, SLAB_FROM, slabSized, spareSlabs, takeSlab } from '../../src/slabs.js';
 
-t.test('sizes: above half of Buffer.poolSize, up to a slab', async (t) => {
+t.test('sizes: above half of Buffer.poolSize, up to a large slab', async (t) => {
   t.notOk(slabSized(SLAB_FROM), 'Node\'s own pool serves these');
   t.ok(slabSized(SLAB_FROM + 1));
   t.ok(slabSized(SLAB));
-  t.notOk(slabSized(SLAB + 1), 'larger bodies get memory of their own');
+  t.ok(slabSized(SLAB + 1));
+  t.equal(takeSlab(SLAB).buffer.byteLength, SLAB, 'up to 16 KB: a slab');
+  t.equal(takeSlab(SLAB + 1).buffer.byteLength, LARGE_SLAB, 'above: a large slab');
+  t.ok(slabSized(LARGE_SLAB));
+  t.notOk(slabSized(LARGE_SLAB + 1), 'larger bodies get memory of their own');
+});
+
+t.test('a large slab given back is served again, to large bodies only', async (t) => {
+  const a = takeSlab(100_000);
+  const before = spareSlabs();
+  giveBack(a);
+  t.equal(spareSlabs(), before + 1);
+  t.not(takeSlab(5000).buffer, a.buffer, 'a small body does not take it');
+  const b = takeSlab(LARGE_SLAB);
+  t.equal(b.buffer, a.buffer, 'the same memory, reused');
+  giveBack(Buffer.allocUnsafe(LARGE_SLAB * 2));
+  t.equal(spareSlabs(), before, 'a buffer of another size is not taken in');
 });
 
 t.test('a slab given back is served again; other buffers are left to the GC', async (t) => {
