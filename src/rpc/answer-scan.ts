@@ -3,22 +3,18 @@
 // brackets and commas outside strings, about a tenth of the bytes of a 100-call answer; the
 // byte-by-byte JavaScript walk costs ~1.1 ns per byte, this one ~0.5 with the copy into its
 // memory (bench/README.md, "Batches"). Answers with a backslash in them (an escaped quote
-// would end a string early in the block walk) and answers above MAX_BYTES are left to the
+// would end a string early in the block walk) and answers above 4 MB are left to the
 // JavaScript walk.
 
 import { WASM_BASE64 } from './answer-scan-wasm.js';
+import { WasmModule } from './wasm-module.js';
 
-/** Answers above this are not copied into the walk's memory (it never shrinks). */
-const MAX_BYTES = 4 << 20;
-const PAGE = 65536;
 /** Bytes read past the answer's end by the last 16-byte load; kept zero. */
 const SLACK = 16;
 
-const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')));
-const memory = instance.exports.memory as WebAssembly.Memory;
-const ids = instance.exports.ids as (p: number, end: number, out: number, max: number) => number;
-let bytes = new Uint8Array(memory.buffer);
-let words = new Int32Array(memory.buffer);
+/** Answers above ~4 MB are not copied into the walk's memory. */
+const mod = new WasmModule(WASM_BASE64, 4 << 20);
+const ids = mod.exports.ids as (p: number, end: number, out: number, max: number) => number;
 
 /**
  * True or false as answer.ts's answerInOrder, or null when this walk cannot read `resp`
@@ -28,13 +24,9 @@ export function answerInOrderFast(resp: Uint8Array, body: Uint8Array, idSpans: I
   const n = resp.length;
   const count = to - from;
   const out = (n + SLACK + 7) & ~7;
-  const need = out + 8 * count;
-  if (need > bytes.length) {
-    if (need > MAX_BYTES) return null;
-    memory.grow(Math.ceil((need - bytes.length) / PAGE));
-    bytes = new Uint8Array(memory.buffer);
-    words = new Int32Array(memory.buffer);
-  }
+  if (!mod.fit(out + 8 * count)) return null;
+  const bytes = mod.bytes;
+  const words = mod.words;
   bytes.set(resp, 0);
   bytes.fill(0, n, n + SLACK);
   const found = ids(0, n, out, count);

@@ -3,31 +3,26 @@
 // layout as the JavaScript scanner, strings read 16 bytes at a time), then the layout is
 // copied back. One call per request; the JavaScript scanner stays for what the module
 // leaves to it (member names written with escapes, nesting deeper than STACK) and for bodies
-// below MIN_BYTES or above MAX_BYTES.
+// below MIN_BYTES or above 4 MB.
 
 import { WASM_BASE64 } from './request-scan-wasm.js';
 import type { RequestLayout } from './validate.js';
+import { WasmModule } from './wasm-module.js';
 
-/** Bodies above this are not copied into the module's memory (it never shrinks). */
-const MAX_BYTES = 4 << 20;
 /**
  * Bodies below this are read by the JavaScript scanner: the call and the copies cost more
  * than they save (a 44-byte getSlot: 110 against 90 ns; a 104-byte getBalance: 114 against
  * 151; 100 of them: 6.9 against 15.5 µs).
  */
 const MIN_BYTES = 80;
-const PAGE = 65536;
 /** Zero bytes after the body: its last 16-byte load reads them. */
 const SLACK = 16;
 /** Open containers the module keeps; deeper goes to the JavaScript scanner. */
 const STACK = 1024;
 
-const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64')));
-const e = instance.exports;
-const memory = e.memory as WebAssembly.Memory;
-const request = e.request as (n: number, limit: number, sb: number, scap: number, rs: number, rm: number, rf: number, hd: number) => number;
-let bytes = new Uint8Array(memory.buffer);
-let words = new Int32Array(memory.buffer);
+/** Bodies above ~4 MB are not copied into the module's memory. */
+const mod = new WasmModule(WASM_BASE64, 4 << 20);
+const request = mod.exports.request as (n: number, limit: number, sb: number, scap: number, rs: number, rm: number, rf: number, hd: number) => number;
 
 /** scanRequest's verdict with `out` filled as it fills it, or null when the JavaScript scanner must read `buf`. */
 export function scanRequestFast(buf: Uint8Array, limit: number, out: RequestLayout): boolean | null {
@@ -39,13 +34,9 @@ export function scanRequestFast(buf: Uint8Array, limit: number, out: RequestLayo
   const rs = sb + STACK;
   const rm = rs + 8 * cap;
   const rf = rm + 32 * cap;
-  const need = rf + cap + SLACK;
-  if (need > bytes.length) {
-    if (need > MAX_BYTES) return null;
-    memory.grow(Math.ceil((need - bytes.length) / PAGE));
-    bytes = new Uint8Array(memory.buffer);
-    words = new Int32Array(memory.buffer);
-  }
+  if (!mod.fit(rf + cap + SLACK)) return null;
+  const bytes = mod.bytes;
+  const words = mod.words;
   bytes.set(buf, 0);
   const r = request(n, cap, sb, STACK, rs, rm, rf, hd);
   if (r === 2) return null;
