@@ -23,11 +23,15 @@ export class WasmModule {
     this.words = new Int32Array(this.memory.buffer);
   }
 
-  /** Whether `need` bytes of memory are there, grown to if need be; false above the limit. */
+  /** Whether `need` bytes of memory are there, grown to if need be; false above the limit or when it cannot grow. */
   fit(need: number): boolean {
     if (need <= this.bytes.length) return true;
     if (need > this.maxBytes) return false;
-    this.memory.grow(Math.ceil((need - this.bytes.length) / PAGE));
+    try {
+      this.memory.grow(Math.ceil((need - this.bytes.length) / PAGE));
+    } catch {
+      return false; // out of memory: the JavaScript scanners read it instead
+    }
     this.bytes = new Uint8Array(this.memory.buffer);
     this.words = new Int32Array(this.memory.buffer);
     return true;
