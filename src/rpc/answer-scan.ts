@@ -9,9 +9,6 @@
 import { WASM_BASE64 } from './answer-scan-wasm.js';
 import { WasmModule } from './wasm-module.js';
 
-/** Bytes read past the answer's end by the last 16-byte load; kept zero. */
-const SLACK = 16;
-
 /** Answers above ~4 MB are not copied into the walk's memory. */
 const mod = new WasmModule(WASM_BASE64, 4 << 20);
 const ids = mod.exports.ids as (p: number, end: number, out: number, max: number) => number;
@@ -21,17 +18,14 @@ const ids = mod.exports.ids as (p: number, end: number, out: number, max: number
  * (a backslash in it, or too large) and the byte walk must.
  */
 export function answerInOrderFast(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean | null {
-  const n = resp.length;
   const count = to - from;
-  const out = (n + SLACK + 7) & ~7;
-  if (!mod.fit(out + 8 * count)) return null;
-  const bytes = mod.bytes;
+  if (count <= 0) return false;
+  const out = mod.load(resp, 8 * count);
+  if (out < 0) return null;
   const words = mod.words;
-  bytes.set(resp, 0);
-  bytes.fill(0, n, n + SLACK);
-  const found = ids(0, n, out, count);
+  const found = ids(0, resp.length, out, count);
   if (found === -2) return null;
-  if (found !== count || count <= 0) return false;
+  if (found !== count) return false;
   for (let k = from, w = out >> 2; k < to; k++, w += 2) {
     const s = words[w]!;
     const len = words[w + 1]! - s;

@@ -372,11 +372,10 @@
   ;; Validates the body [0, $n) and records its layout in the regions given; records at most
   ;; $limit calls. 1: valid; 0: a JSON syntax error; 2: left to the JavaScript scanner. The
   ;; call count, calls recorded and whether it is a batch go to $hd (3 i32): one call from
-  ;; JavaScript in all. Zeroes the 16 bytes after the body itself.
+  ;; JavaScript in all. The 16 bytes after the body must be zero.
   (func (export "request") (param $n i32) (param $limit i32) (param $sb i32) (param $scap i32)
       (param $rs i32) (param $rm i32) (param $rf i32) (param $hd i32) (result i32)
     (local $r i32)
-    (v128.store (local.get $n) (v128.const i32x4 0 0 0 0))
     (global.set $sb (local.get $sb))
     (global.set $scap (local.get $scap))
     (global.set $rs (local.get $rs))

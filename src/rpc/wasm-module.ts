@@ -4,6 +4,8 @@
 // limit, and never shrinks.
 
 const PAGE = 65536;
+/** Zero bytes after the copied bytes: a 16-byte load at the last byte reads them. */
+const SLACK = 16;
 
 export class WasmModule {
   readonly exports: WebAssembly.Exports;
@@ -23,8 +25,21 @@ export class WasmModule {
     this.words = new Int32Array(this.memory.buffer);
   }
 
+  /**
+   * Copies `buf` to offset 0 with SLACK zero bytes after it and makes room for `extra` bytes
+   * after those: returns where that room starts (8-aligned), or -1 when it does not fit.
+   */
+  load(buf: Uint8Array, extra: number): number {
+    const n = buf.length;
+    const at = (n + SLACK + 7) & ~7;
+    if (!this.fit(at + extra)) return -1;
+    this.bytes.set(buf, 0);
+    this.bytes.fill(0, n, n + SLACK);
+    return at;
+  }
+
   /** Whether `need` bytes of memory are there, grown to if need be; false above the limit or when it cannot grow. */
-  fit(need: number): boolean {
+  private fit(need: number): boolean {
     if (need <= this.bytes.length) return true;
     if (need > this.maxBytes) return false;
     try {

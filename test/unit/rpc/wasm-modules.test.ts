@@ -18,11 +18,13 @@ t.test('a module whose memory cannot grow says so instead of throwing', async (t
   const { WasmModule } = await import('../../../src/rpc/wasm-module.js');
   const { WASM_BASE64 } = await import('../../../src/rpc/answer-scan-wasm.js');
   const mod = new WasmModule(WASM_BASE64, 1 << 20);
-  t.equal(mod.fit(1000), true, 'within the first page');
-  t.equal(mod.fit(2 << 20), false, 'above the limit');
+  const body = Buffer.from('abc');
+  t.equal(mod.load(body, 1000), 24, 'within the first page: room after the bytes and 16 zero bytes, 8-aligned');
+  t.same([...mod.bytes.subarray(0, 20)], [97, 98, 99, ...new Array<number>(17).fill(0)]);
+  t.equal(mod.load(body, 2 << 20), -1, 'above the limit');
   (mod as unknown as { memory: { grow(pages: number): number } }).memory.grow = () => {
     throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
   };
-  t.equal(mod.fit(200_000), false, 'the grow failed: the caller reads the bytes another way');
+  t.equal(mod.load(body, 200_000), -1, 'the grow failed: the caller reads the bytes another way');
   t.equal(mod.bytes.length, 65536, 'the views are the ones it had');
 });
