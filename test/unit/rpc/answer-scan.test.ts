@@ -1,18 +1,12 @@
 // The 16-byte answer walk (src/rpc/answer-scan.ts) against the byte-by-byte one: the same
 // verdict on every answer it reads, the byte walk for the ones it leaves.
 import t from 'tap';
-import { analyze, A_BATCH, type BatchPlan } from '../../../src/rpc/analyze.js';
+import { planOf } from '../../helpers/batch-plan.js';
 import { answerInOrder, answerInOrderByBytes } from '../../../src/rpc/answer.js';
 import { answerInOrderFast } from '../../../src/rpc/answer-scan.js';
 import { rng } from '../../../src/tools/rng.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
-
-function planOf(body: Buffer): BatchPlan {
-  const a = analyze(body, 100_000);
-  if (a.type !== A_BATCH || a.plan === null) throw new Error('expected a batch plan for ' + body.toString());
-  return a.plan;
-}
 
 /** A random JSON value without backslashes: strings full of brackets, commas, quotes' neighbours and "id". */
 function value(r: () => number, depth: number): string {

@@ -4,7 +4,8 @@
 // property test runs random batches through a simulated node that answers out of order.
 
 import t from 'tap';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, analyze, KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId, type BatchPlan } from '../../../src/rpc/analyze.js';
+import { planOf } from '../../helpers/batch-plan.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, analyze, KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId } from '../../../src/rpc/analyze.js';
 import { assembleBatch, buildSubBatch, forwardable, type SubOutcome } from '../../../src/rpc/batch.js';
 import { Errors } from '../../../src/errors.js';
 import { arrayElements, ID_KEY, memberSpan, trimmedSpan } from '../../../src/rpc/scan.js';
@@ -15,12 +16,6 @@ const invalid = (id: string): string => `{"jsonrpc":"2.0","error":{"code":-32600
 const U64 = '18446744073709551615';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
-
-function planOf(body: Buffer, maxBatch = 1000): BatchPlan {
-  const a = analyze(body, maxBatch);
-  if (a.type !== A_BATCH || a.plan === null) throw new Error('expected a batch plan for ' + body.toString());
-  return a.plan;
-}
 
 /** Texts of the top-level elements of a JSON array text. */
 function rawElements(text: string | Buffer): string[] {

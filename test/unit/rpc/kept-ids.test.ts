@@ -5,7 +5,7 @@
 // position path: order kept, ids and u64 values byte-exact, 7502 in place of what is missing.
 
 import t from 'tap';
-import { A_BATCH, analyze, type BatchPlan } from '../../../src/rpc/analyze.js';
+import { planOf } from '../../helpers/batch-plan.js';
 import { answerInOrder } from '../../../src/rpc/answer.js';
 import { assembleBatch, sliceSubBatch, type SubOutcome } from '../../../src/rpc/batch.js';
 import { echoedId, IdTable } from '../../../src/rpc/ids.js';
@@ -13,12 +13,6 @@ import { rng } from '../../../src/tools/rng.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
 const U64 = '18446744073709551615';
-
-function planOf(body: Buffer): BatchPlan {
-  const a = analyze(body, 1000);
-  if (a.type !== A_BATCH || a.plan === null) throw new Error('expected a batch plan for ' + body.toString());
-  return a.plan;
-}
 
 const call = (id: string, method = 'getBalance', params = '["Acc1"]'): string => `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
 const batchOf = (ids: string[]): Buffer => b('[' + ids.map((id) => call(id)).join(',') + ']');
