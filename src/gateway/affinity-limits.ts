@@ -30,10 +30,15 @@ export function admit(rt: Runtime, a: Analysis, req: AffinityRequest): number {
   let auto = false;
   if (plan !== null) {
     calls = 0;
+    // Batches mostly repeat one method (the same interned string): one lookup per run.
+    let last = '';
     for (let i = 0; i < plan.count; i++) {
       if (plan.kinds[i] === KIND_INVALID) continue;
       calls++;
-      if (!auto && rt.autoAffinity.has(plan.methods[i]!)) auto = true;
+      const m = plan.methods[i]!;
+      if (m === last) continue;
+      last = m;
+      if (!auto && rt.autoAffinity.has(m)) auto = true;
     }
   } else auto = a.type === A_SINGLE && rt.autoAffinity.has(a.method);
   const now = performance.now();
