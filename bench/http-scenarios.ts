@@ -141,6 +141,8 @@ interface Def {
   variants: { name: string; args: string[]; config?: string }[];
   /** Also measure the byte pump (pump-server.ts): the floor of a JavaScript proxy on uWS.js. */
   pump: boolean;
+  /** Extra byte pump rows spinning this many µs per request: what CPU per request costs in throughput. */
+  pumpWorkUs?: number[];
   notes: string[];
 }
 
@@ -189,10 +191,12 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
         { name: 'jumpgate, upstreamBatch 50', args: [], config: 'routing: { upstreamBatch: 50 }' },
       ],
       pump: true,
+      pumpWorkUs: [10, 25],
       notes: [
         'jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client\'s ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole',
         'jumpgate, upstreamBatch 50: default mode with routing.upstreamBatch reloaded to 50 for the row, so the batch is split in two sub-batches spread over the nodes: what the split costs',
         PUMP_NOTE,
+        `${PUMP} + N µs: the same pump spinning N µs of CPU per batch before passing it on, as JSON-RPC work would; its batches/s against the plain pump's is what each µs per batch costs on this machine (bench/README.md, "What a µs per batch costs")`,
       ],
     },
     s5: {
@@ -303,6 +307,14 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
       const pump = await startPumpProc(sims.map((s) => s.url));
       stops.unshift(pump.stop);
       targets.push({ name: PUMP, gateway: true, url: pump.url, args: [], proc: pump, process: 'proxy', notes: [], reload: null });
+      for (const us of def.pumpWorkUs ?? []) {
+        const worked = await startPumpProc(
+          sims.map((s) => s.url),
+          us,
+        );
+        stops.unshift(worked.stop);
+        targets.push({ name: `${PUMP} + ${us} µs`, gateway: true, url: worked.url, args: [], proc: worked, process: 'proxy', notes: [], reload: null });
+      }
     }
     PEERS.forEach((name, i) => {
       const p = peerSettled[i]!;

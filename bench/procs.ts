@@ -129,9 +129,11 @@ export async function startSimProc(id: string, args: string[] = []): Promise<Pro
 }
 
 /** The byte pump (pump-server.ts) in front of `urls`. */
-export async function startPumpProc(urls: string[]): Promise<Proc & { url: string }> {
+/** The byte pump (pump-server.ts); `workUs` > 0 makes it spin that long per request. */
+export async function startPumpProc(urls: string[], workUs = 0): Promise<Proc & { url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [new URL('./pump-server.js', import.meta.url).pathname, String(port), ...urls], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const work = workUs > 0 ? ['--work-us', String(workUs)] : [];
+  const child = spawn(process.execPath, [new URL('./pump-server.js', import.meta.url).pathname, String(port), ...work, ...urls], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(child, /listening/, 'pump server');
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }

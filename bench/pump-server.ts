@@ -2,15 +2,27 @@
 // to a node through jumpgate's own upstream client (pipelined HTTP/1.1, one write per turn)
 // and answers with the node's bytes unchanged. No validation, no ids, no routing, no usage:
 // the socket work any proxy written this way pays, so jumpgate's CPU over it is what its
-// JSON-RPC work costs (bench/README.md "Batches"). Run by http-scenarios.ts (S4).
-//   node pump-server.js PORT NODE_URL...
+// JSON-RPC work costs (bench/README.md "Batches"). Run by http-scenarios.ts (S1, S4).
+// With --work-us N it also spins N µs per request before passing it on: S4's "byte pump + N
+// µs" rows, which show what each µs of CPU per batch costs in batches/s on the same machine.
+//   node pump-server.js PORT [--work-us N] NODE_URL...
 
 import * as uWS from 'uWebSockets.js';
 import type { HttpResponse } from 'uWebSockets.js';
 import { Http1Pool } from '../src/upstream/http1/pool.js';
 import type { AttemptSink } from '../src/upstream/transport.js';
 
-const [portArg, ...urls] = process.argv.slice(2);
+const [portArg, ...rest] = process.argv.slice(2);
+const workAt = rest.indexOf('--work-us');
+const workMs = workAt < 0 ? 0 : Number(rest.splice(workAt, 2)[1]) / 1000;
+const urls = rest;
+
+/** Busy for `workMs`: CPU a proxy spends on a request, as JSON-RPC work would. */
+function work(): void {
+  if (workMs === 0) return;
+  const until = performance.now() + workMs;
+  while (performance.now() < until);
+}
 const latency = { ewmaMs: 1 };
 const pools = urls.map((u) => new Http1Pool(u, { connections: 64, pipelining: 4, stallMs: 5, connectTimeoutMs: 2000, idleMs: 4000 }, latency));
 let next = 0;
@@ -67,6 +79,7 @@ class Intake {
     this.body.set(new Uint8Array(chunk), this.received);
     this.received += chunk.byteLength;
     if (!last) return;
+    work();
     this.pumped = new Pumped(this.res, this.body.subarray(0, this.received));
     pools[next++ % pools.length]!.send(this.pumped);
   }
