@@ -40,7 +40,10 @@ import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
 type Name = (typeof ALL)[number];
 
-const { values, positionals } = parseArgs({
+const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
+
+function parseCommandLine() {
+  return parseArgs({
   args: process.argv.slice(2),
   allowPositionals: true,
   strict: true,
@@ -52,7 +55,23 @@ const { values, positionals } = parseArgs({
     baseline: { type: 'string' },
     'ws-clients': { type: 'string' },
   },
-});
+  });
+}
+
+let parsed: ReturnType<typeof parseCommandLine>;
+try {
+  parsed = parseCommandLine();
+} catch (e) {
+  // --help, a misspelt option: say what is known instead of a stack trace.
+  const help = process.argv.includes('--help') || process.argv.includes('-h');
+  if (help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  console.error(`bench: ${(e as Error).message.split('.')[0]}\n${USAGE}`);
+  process.exit(2);
+}
+const { values, positionals } = parsed;
 for (const p of positionals) {
   if (!(ALL as readonly string[]).includes(p)) {
     console.error(`bench: unknown scenario "${p}"; known: ${ALL.join(' ')}`);
