@@ -2,13 +2,18 @@
 // with a fixed JSON body and does nothing else. `bare` makes only the calls any uWS.js
 // handler needs to read a body and answer (onAborted, onData, cork, writeStatus, writeHeader,
 // end); `reads` adds the request reads the gateway makes on every request (method, url and
-// its seven header reads, with the gateway's own header keys). Run by floor.ts.
+// its seven header reads, with the gateway's own header keys). With a thread count above 1,
+// that many threads each run the app on the same port (SO_REUSEPORT, as jumpgate's data-plane
+// workers share theirs): the floor under S7's two workers. Run by floor.ts.
+//   node floor-server.js PORT bare|reads [THREADS]
 
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import * as uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { H_CONTENT_LENGTH, H_CONTENT_TYPE, headerKeys, headerNames } from '../src/gateway/headers.js';
 
-const [portArg, mode] = process.argv.slice(2);
+const [portArg, mode, threadsArg] = process.argv.slice(2);
+const threads = isMainThread ? Number(threadsArg ?? '1') : 1;
 const BODY = Buffer.from('{"jsonrpc":"2.0","result":123456789,"id":1}');
 const keys = headerKeys(headerNames('Service'));
 const READS = [keys.token, keys.apiKey, keys.affinity, keys.affinityKey, keys.affinityKeyBare, H_CONTENT_TYPE, H_CONTENT_LENGTH];
@@ -35,12 +40,30 @@ function serve(res: HttpResponse, req: HttpRequest): void {
   });
 }
 
-uWS.App()
-  .any('/*', serve)
-  .listen('127.0.0.1', Number(portArg), (socket) => {
-    if (!socket) {
-      console.error(`floor server: cannot listen on ${portArg}`);
+function listen(): void {
+  uWS.App()
+    .any('/*', serve)
+    .listen('127.0.0.1', Number(portArg), (socket) => {
+      if (!socket) {
+        console.error(`floor server: cannot listen on ${portArg}`);
+        process.exit(1);
+      }
+      if (parentPort !== null) parentPort.postMessage('listening');
+      else console.log(`floor server (${mode}) listening; ${sink}`);
+    });
+}
+
+if (threads > 1) {
+  // Listening is said once every thread listens: connections made before would all go to one.
+  let up = 0;
+  for (let i = 0; i < threads; i++) {
+    const w = new Worker(new URL(import.meta.url), { argv: [portArg!, mode!, '1'] });
+    w.on('message', () => {
+      if (++up === threads) console.log(`floor server (${mode}, ${threads} threads) listening`);
+    });
+    w.on('error', (err) => {
+      console.error(`floor server thread: ${err.message}`);
       process.exit(1);
-    }
-    console.log(`floor server (${mode}) listening; ${sink}`);
-  });
+    });
+  }
+} else listen();

@@ -78,7 +78,7 @@ export function proc(child: ChildProcess, stopSignal: NodeJS.Signals = 'SIGTERM'
 }
 
 /** Resolves once the process printed `ready` on stdout or stderr. */
-function waitFor(child: ChildProcess, ready: RegExp, what: string): Promise<void> {
+export function waitFor(child: ChildProcess, ready: RegExp, what: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let out = '';
     const on = (d: Buffer): void => {

@@ -75,8 +75,8 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   const floorRows = floor?.rows ?? [];
   t.same(
     floorRows.map((r) => r.target),
-    ['uWS.js, bare handler', 'uWS.js, with jumpgate’s request reads', 'nginx, return 200'],
-    'floor: both uWS.js servers and nginx (run or skipped)',
+    ['uWS.js, bare handler', 'uWS.js, with jumpgate’s request reads', 'nginx, return 200', 'uWS.js, bare handler, 2 threads on one port', 'nginx, return 200, worker_processes 2'],
+    'floor: both uWS.js servers and nginx (run or skipped), then both on two workers',
   );
   for (const r of floorRows) {
     if (r.skipped !== null) t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `floor: skipped ${r.target} is noted`);
