@@ -140,6 +140,11 @@ t.test('automatic IP affinity: a default-mode batch with such a method goes whol
   await answerOf(plain.responder);
   t.same(s.router.slots.slice(1), [-1, -1], 'split, default routing');
   t.equal(plain.responder.ipReads, 0);
+  // Methods are looked up once per run of equal names: the one after a run still counts.
+  const late = send(s, batch(['getSlot', 'getSlot', 'getSlot', 'sendTransaction']));
+  await answerOf(late.responder);
+  t.same(s.router.slots.slice(3), ['198.51.100.7'.length], 'after a run of another method: whole, to the IP slot');
+  t.equal(late.responder.ipReads, 1);
 });
 
 t.test('7429 from a rate limit: Retry-After, the scope and the request id; nothing forwarded', async (t) => {
