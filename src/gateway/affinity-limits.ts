@@ -28,9 +28,12 @@ export function admit(rt: Runtime, a: Analysis, req: AffinityRequest): number {
   const plan = a.plan;
   let calls = 1;
   let auto = false;
-  if (plan !== null) {
+  if (plan !== null && plan.method !== '') {
+    calls = plan.count;
+    auto = rt.autoAffinity.has(plan.method);
+  } else if (plan !== null) {
     calls = 0;
-    // Batches mostly repeat one method (the same interned string): one lookup per run.
+    // Mixed batches: one lookup per run of equal methods (the same interned string).
     let last = '';
     for (let i = 0; i < plan.count; i++) {
       if (plan.kinds[i] === KIND_INVALID) continue;

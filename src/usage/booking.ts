@@ -44,7 +44,17 @@ export function bookUsage(meter: UsageMeter, r: BookedRequest, status: string, b
     meter.record(id, r.method ?? INVALID, 1, failed === 1 || rpcError ? 1 : 0, r.received, out, us);
     return;
   }
-  // Batches usually repeat one method: book each run of equal methods in one record.
+  if (plan.method !== '') {
+    // Every element a valid call of one method (analyze.ts): one record.
+    meter.record(id, plan.method, plan.count, failed === 1 ? plan.count : 0, 0, 0, us);
+  } else bookRuns(meter, id, plan, failed, us);
+  const outcomes = r.outcomes;
+  if (outcomes !== null) for (const o of outcomes) if (o.error !== null && failed === 0) meter.record(id, BATCH, 0, o.to - o.from, 0, 0);
+  meter.record(id, BATCH, 0, 0, r.received, out);
+}
+
+/** A mixed batch: each run of equal methods (invalid elements as INVALID) in one record. */
+function bookRuns(meter: UsageMeter, id: string, plan: BatchPlan, failed: number, us: number): void {
   let runMethod: string | null = null;
   let runCalls = 0;
   let runErrors = 0;
@@ -60,7 +70,4 @@ export function bookUsage(meter: UsageMeter, r: BookedRequest, status: string, b
     runCalls++;
     if (invalid || failed === 1) runErrors++;
   }
-  const outcomes = r.outcomes;
-  if (outcomes !== null) for (const o of outcomes) if (o.error !== null && failed === 0) meter.record(id, BATCH, 0, o.to - o.from, 0, 0);
-  meter.record(id, BATCH, 0, 0, r.received, out);
 }

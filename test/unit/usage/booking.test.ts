@@ -91,3 +91,20 @@ t.test('a batch: failed sub-batches are errors under (batch); a failed batch mak
     [BATCH, 0, 0, 10, 5],
   ]);
 });
+
+t.test('a batch of one method is booked in one step, as its elements one by one would be', async (t) => {
+  const call = (id: number | null, method = 'getBalance'): string => (id === null ? `{"jsonrpc":"2.0","method":"${method}"}` : `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`);
+  t.equal(planOf(`[${call(1)},${call(2)},${call(null)}]`).method, 'getBalance', 'requests and a notification of one method');
+  t.equal(planOf(`[${call(1)},${call(2, 'getSlot')}]`).method, '', 'two methods');
+  t.equal(planOf(`[${call(1)},{"bad":1}]`).method, '', 'an invalid element');
+  t.equal(planOf(`[{"jsonrpc":"2.0","id":1,"method":"get\\u0053lot"},${call(2, 'getSlot')}]`).method, 'getSlot', 'an escaped spelling of the same name');
+  const body = `[${call(1)},${call(2)},${call(null)}]`;
+  const plan = planOf(body);
+  for (const status of ['200 OK', '504 Gateway Timeout']) {
+    const oneStep = new UsageMeter();
+    const byElement = new UsageMeter();
+    bookUsage(oneStep, { token: TOKEN, method: null, plan, outcomes: null, received: 10 }, status, Buffer.alloc(5), 10);
+    bookUsage(byElement, { token: TOKEN, method: null, plan: { ...plan, method: '' }, outcomes: null, received: 10 }, status, Buffer.alloc(5), 10);
+    t.same(cells(oneStep), cells(byElement), `${status}: the same records`);
+  }
+});
