@@ -65,5 +65,9 @@ if (threads > 1) {
       console.error(`floor server thread: ${err.message}`);
       process.exit(1);
     });
+    // A thread that could not listen ends itself only: end the server, or its caller waits forever.
+    w.on('exit', (code) => {
+      if (code !== 0) process.exit(code);
+    });
   }
 } else listen();
