@@ -59,17 +59,33 @@ function analysis(type: number, method: string, notification: boolean, plan: Bat
 
 const layout = new RequestLayout();
 
-/** Whether call c of the scanned body is a valid JSON-RPC 2.0 call (README "Public interface"). */
-function isValidCall(body: Buffer, c: number): boolean {
-  if (body[layout.spans[2 * c]!] !== Byte.LBRACE) return false;
+/** callChecks: call c is a valid JSON-RPC 2.0 call (README "Public interface"). */
+const VALID_CALL = 1;
+/** callChecks: call c is an object whose id member is a string, number or null. */
+const VALID_ID = 2;
+
+/** VALID_CALL and VALID_ID as they hold for call c of the scanned body; each call is checked once. */
+function callChecks(body: Buffer, c: number): number {
+  if (body[layout.spans[2 * c]!] !== Byte.LBRACE) return 0;
   const m = layout.members;
-  const base = 8 * c;
-  if (!isV2(body, m[base + 2 * Member.JSONRPC]!, m[base + 2 * Member.JSONRPC + 1]!)) return false;
-  const ms = m[base + 2 * Member.METHOD]!;
-  if (ms < 0 || body[ms] !== Byte.QUOTE) return false;
-  if (m[base + 2 * Member.ID]! >= 0 && !hasValidId(body, c)) return false;
-  const ps = m[base + 2 * Member.PARAMS]!;
-  return ps < 0 || body[ps] === Byte.LBRACE || body[ps] === Byte.LBRACKET;
+  const at = 8 * c;
+  const idS = m[at + 2 * Member.ID]!;
+  let checks = 0;
+  if (idS >= 0) {
+    const b = body[idS]!;
+    if (b !== Byte.QUOTE && b !== 0x6e && b !== 0x2d && (b < 0x30 || b > 0x39)) return 0;
+    checks = VALID_ID;
+  }
+  const ms = m[at + 2 * Member.METHOD]!;
+  const ps = m[at + 2 * Member.PARAMS]!;
+  if (
+    isV2(body, m[at + 2 * Member.JSONRPC]!, m[at + 2 * Member.JSONRPC + 1]!) &&
+    ms >= 0 &&
+    body[ms] === Byte.QUOTE &&
+    (ps < 0 || body[ps] === Byte.LBRACE || body[ps] === Byte.LBRACKET)
+  )
+    checks |= VALID_CALL;
+  return checks;
 }
 
 /** The jsonrpc member's value is the string "2.0" (raw bytes; escapes decoded when present). */
@@ -79,14 +95,6 @@ function isV2(body: Buffer, s: number, e: number): boolean {
   // Only an escaped spelling ("2\u002e0") can still be "2.0"; indexOf is -1 when no backslash follows at all.
   const bs = body.indexOf(Byte.BACKSLASH, s);
   return bs >= 0 && bs < e && JSON.parse(body.toString('utf8', s, e)) === '2.0';
-}
-
-/** The id member is present and a string, number or null. */
-function hasValidId(body: Buffer, c: number): boolean {
-  const s = layout.members[8 * c + 2 * Member.ID]!;
-  if (s < 0) return false;
-  const b = body[s]!;
-  return b === Byte.QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
 }
 
 // Method names are interned: a known name comes back as the same string object without
@@ -119,8 +127,9 @@ function methodOf(body: Buffer, c: number): string {
 export function analyze(body: Buffer, maxBatch: number): Analysis {
   if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
   if (layout.batch) return analyzeBatch(body, maxBatch);
-  if (!isValidCall(body, 0)) {
-    const id = body[layout.spans[0]!] === Byte.LBRACE && hasValidId(body, 0) ? idText(body, 0) : null;
+  const checks = callChecks(body, 0);
+  if ((checks & VALID_CALL) === 0) {
+    const id = (checks & VALID_ID) !== 0 ? idText(body, 0) : null;
     return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, id));
   }
   return analysis(A_SINGLE, methodOf(body, 0), layout.members[2 * Member.ID]! < 0, null, '');
@@ -154,34 +163,17 @@ function analyzeBatch(body: Buffer, maxBatch: number): Analysis {
   let named = -1; // the call whose method name `name` is
   let name = '';
   let one = true; // every element so far a valid call of methods[0]
-  // isValidCall and hasValidId, once per element on what the scan recorded.
   for (let i = 0; i < count; i++) {
-    const at = 8 * i;
-    const idS = m[at + 2 * Member.ID]!;
-    const idE = m[at + 2 * Member.ID + 1]!;
-    const start = found[2 * i]!;
-    spans[2 * i] = start;
+    const idS = m[8 * i + 2 * Member.ID]!;
+    const idE = m[8 * i + 2 * Member.ID + 1]!;
+    spans[2 * i] = found[2 * i]!;
     spans[2 * i + 1] = found[2 * i + 1]!;
-    let valid = body[start] === Byte.LBRACE;
-    let idValid = false;
-    if (valid && idS >= 0) {
-      const b = body[idS]!;
-      idValid = b === Byte.QUOTE || b === 0x6e || b === 0x2d || (b >= 0x30 && b <= 0x39);
-    }
-    if (idValid) {
+    const checks = callChecks(body, i);
+    if ((checks & VALID_ID) !== 0) {
       idSpans[2 * i] = idS;
       idSpans[2 * i + 1] = idE;
     } else idSpans[2 * i] = idSpans[2 * i + 1] = -1;
-    if (valid) {
-      const ms = m[at + 2 * Member.METHOD]!;
-      const ps = m[at + 2 * Member.PARAMS]!;
-      valid =
-        isV2(body, m[at + 2 * Member.JSONRPC]!, m[at + 2 * Member.JSONRPC + 1]!) &&
-        ms >= 0 &&
-        body[ms] === Byte.QUOTE &&
-        (idS < 0 || idValid) &&
-        (ps < 0 || body[ps] === Byte.LBRACE || body[ps] === Byte.LBRACKET);
-    }
+    const valid = (checks & VALID_CALL) !== 0;
     if (!valid) {
       kinds[i] = KIND_INVALID;
       methods[i] = '';
