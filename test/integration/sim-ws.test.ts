@@ -2,7 +2,7 @@
 
 import t from 'tap';
 import { request } from 'node:http';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { WebSocket } from 'undici';
 import { decodeBase58 } from '../../src/tools/sim/base58.js';
 import { accountOf } from '../../src/tools/sim/chain.js';
@@ -444,10 +444,12 @@ t.test('close() closes WS connections and both listeners', async (t) => {
 });
 
 t.test('an explicit port whose P+1 is taken still starts, without the P+1 listener', async (t) => {
-  // Find a pair Q, Q+1 where Q is free and Q+1 can be held by us.
-  let blocker: Server | null = null;
+  // A pair Q, Q+1 where Q is free and Q+1 is held by us. Other tests open ports at the same
+  // time, so Q can be taken between the probe and the start: then another pair is tried.
+  let node: SimNode | null = null;
   let q = 0;
-  for (let i = 0; i < 20 && blocker === null; i++) {
+  let reason = 'no free port pair Q, Q+1 with Q free and Q+1 ours to hold';
+  for (let i = 0; i < 40 && node === null; i++) {
     const s = createServer();
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     const p = (s.address() as { port: number }).port;
@@ -455,26 +457,24 @@ t.test('an explicit port whose P+1 is taken still starts, without the P+1 listen
       s.close();
       continue;
     }
-    blocker = s;
-    q = p - 1;
+    try {
+      node = await startSim({ id: 'p', port: p - 1 });
+      q = p - 1;
+      t.teardown(() => s.close());
+    } catch (e) {
+      s.close();
+      reason = `port ${p - 1} was taken meanwhile: ${(e as Error).message}`;
+    }
   }
-  if (blocker === null) {
-    t.test('starts on Q without the P+1 listener', { skip: 'no free port pair Q, Q+1 with Q free and Q+1 ours to hold' }, () => undefined);
+  if (node === null) {
+    t.test('starts on Q without the P+1 listener', { skip: reason }, () => undefined);
     return;
   }
-  const held = blocker;
-  t.teardown(() => held.close());
-  let node: SimNode;
-  try {
-    node = await startSim({ id: 'p', port: q });
-  } catch (e) {
-    t.test('starts on Q without the P+1 listener', { skip: `port ${q} was taken meanwhile: ${(e as Error).message}` }, () => undefined);
-    return;
-  }
-  t.teardown(() => node.close());
-  t.equal(node.port, q);
-  t.equal(node.wsUrlPlusOne, '');
-  const c = await client(t, node.wsUrl);
+  const started = node;
+  t.teardown(() => started.close());
+  t.equal(started.port, q);
+  t.equal(started.wsUrlPlusOne, '');
+  const c = await client(t, started.wsUrl);
   t.equal((await c.call('slotSubscribe')).result, 0);
 });
 
