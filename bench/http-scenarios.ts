@@ -304,16 +304,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
       }
     });
     if (def.pump) {
-      const pump = await startPumpProc(sims.map((s) => s.url));
-      stops.unshift(pump.stop);
-      targets.push({ name: PUMP, gateway: true, url: pump.url, args: [], proc: pump, process: 'proxy', notes: [], reload: null });
-      for (const us of def.pumpWorkUs ?? []) {
-        const worked = await startPumpProc(
-          sims.map((s) => s.url),
-          us,
-        );
-        stops.unshift(worked.stop);
-        targets.push({ name: `${PUMP} + ${us} µs`, gateway: true, url: worked.url, args: [], proc: worked, process: 'proxy', notes: [], reload: null });
+      // The plain pump, then one spinning each of pumpWorkUs per request.
+      for (const us of [0, ...(def.pumpWorkUs ?? [])]) {
+        const pump = await startPumpProc(sims.map((s) => s.url), us);
+        stops.unshift(pump.stop);
+        targets.push({ name: us === 0 ? PUMP : `${PUMP} + ${us} µs`, gateway: true, url: pump.url, args: [], proc: pump, process: 'proxy', notes: [], reload: null });
       }
     }
     PEERS.forEach((name, i) => {

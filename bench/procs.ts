@@ -128,8 +128,7 @@ export async function startSimProc(id: string, args: string[] = []): Promise<Pro
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
 
-/** The byte pump (pump-server.ts) in front of `urls`. */
-/** The byte pump (pump-server.ts); `workUs` > 0 makes it spin that long per request. */
+/** The byte pump (pump-server.ts) in front of `urls`; `workUs` > 0 makes it spin that long per request. */
 export async function startPumpProc(urls: string[], workUs = 0): Promise<Proc & { url: string }> {
   const port = await freePort();
   const work = workUs > 0 ? ['--work-us', String(workUs)] : [];

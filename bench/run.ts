@@ -44,17 +44,17 @@ const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] 
 
 function parseCommandLine() {
   return parseArgs({
-  args: process.argv.slice(2),
-  allowPositionals: true,
-  strict: true,
-  options: {
-    quick: { type: 'boolean' },
-    results: { type: 'string' },
-    readme: { type: 'boolean' },
-    's2-rate': { type: 'string' },
-    baseline: { type: 'string' },
-    'ws-clients': { type: 'string' },
-  },
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    strict: true,
+    options: {
+      quick: { type: 'boolean' },
+      results: { type: 'string' },
+      readme: { type: 'boolean' },
+      's2-rate': { type: 'string' },
+      baseline: { type: 'string' },
+      'ws-clients': { type: 'string' },
+    },
   });
 }
 
