@@ -7,6 +7,7 @@
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
 //   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+//   wsreq   getSlot/getBalance over 50 client WebSockets at 2,000/s: gateway CPU per 1k requests, p50/p99 (also over HTTP)
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
@@ -36,8 +37,9 @@ import { runS6 } from './s6-ws.js';
 import { runS7, s7Table } from './s7.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
+import { runWsRequests, wsRequestsTable } from './ws-requests.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'wsreq', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
 type Name = (typeof ALL)[number];
 
 const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
@@ -79,7 +81,7 @@ for (const p of positionals) {
   }
 }
 const quick = values.quick === true;
-// `--baseline DIR`: a built checkout of another revision, measured beside this one (S1-S5).
+// `--baseline DIR`: a built checkout of another revision, measured beside this one (S1-S5, wsreq).
 const baselineCli = values.baseline === undefined ? undefined : resolve(values.baseline, 'dist/src/cli/main.js');
 const file = resolve(
   values.results ?? process.env.JUMPGATE_BENCH_RESULTS ?? new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url).pathname,
@@ -181,6 +183,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
       console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
       results.ws = r;
+      break;
+    }
+    case 'wsreq': {
+      const r = await runWsRequests({ quick, baselineCli, log });
+      console.log('\n' + wsRequestsTable(r));
+      results.wsreq = r;
       break;
     }
     case 'console': {
