@@ -5,76 +5,12 @@
 // missing, an error object for the whole batch, something unreadable) returns false and
 // batch.ts matches the elements by id instead.
 //
-// The walk only finds where values end: a node's answer passed looksLikeJson and comes
-// from a JSON encoder, and whatever it holds the loops stop at `end`.
+// The walk only finds where values end (json-bytes.ts): a node's answer passed looksLikeJson
+// and comes from a JSON encoder, and whatever it holds the loops stop at `end`.
 
 import { answerInOrderFast } from './answer-scan.js';
 import { Byte } from './bytes.js';
-
-/** Index of the first byte from `i` on that is not whitespace (or `end`). */
-export function skipWs(buf: Uint8Array, i: number, end: number): number {
-  while (i < end) {
-    const c = buf[i]!;
-    if (c > 0x20 || (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09)) return i;
-    i++;
-  }
-  return i;
-}
-
-/** End of the string whose opening quote is at `i`, or -1. */
-function skipString(buf: Uint8Array, i: number, end: number): number {
-  i++;
-  while (i < end) {
-    const c = buf[i++]!;
-    if (c === Byte.QUOTE) return i;
-    if (c === Byte.BACKSLASH) i++;
-  }
-  return -1;
-}
-
-/** End of the value starting at `i` (no leading whitespace), or -1. */
-function skipValue(buf: Uint8Array, i: number, end: number): number {
-  let c = buf[i]!;
-  if (c === Byte.QUOTE) return skipString(buf, i, end);
-  // `c | 0x20` folds '[' onto '{' and ']' onto '}': one compare for either bracket.
-  if ((c | 0x20) === Byte.LBRACE) {
-    let depth = 1;
-    i++;
-    while (i < end) {
-      c = buf[i++]!;
-      if (c === Byte.QUOTE) {
-        while (i < end) {
-          c = buf[i++]!;
-          if (c === Byte.QUOTE) break;
-          if (c === Byte.BACKSLASH) i++;
-        }
-      } else if ((c | 0x20) === Byte.LBRACE) depth++;
-      else if ((c | 0x20) === Byte.RBRACE && --depth === 0) return i;
-    }
-    return -1;
-  }
-  while (i < end) {
-    c = buf[i]!;
-    if (c === Byte.COMMA || (c | 0x20) === Byte.RBRACE || c <= 0x20) return i;
-    i++;
-  }
-  return i;
-}
-
-/** Index of the first byte of `buf` that is not whitespace. */
-export function trimStart(buf: Uint8Array): number {
-  return skipWs(buf, 0, buf.length);
-}
-
-/** Index after the last byte of buf[start, e) that is not whitespace (`start` if none). */
-export function trimEnd(buf: Uint8Array, start: number, e = buf.length): number {
-  while (e > start) {
-    const c = buf[e - 1]!;
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
-    e--;
-  }
-  return e;
-}
+import { skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
 
 /**
  * True when `resp` is an array whose elements are, in order, the answers to elements
@@ -87,8 +23,8 @@ export function answerInOrder(resp: Uint8Array, body: Uint8Array, idSpans: Int32
 
 /** answerInOrder, one byte at a time: for answers the 16-byte walk leaves (and to test it against). */
 export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
-  let i = trimStart(resp);
-  const end = trimEnd(resp, i);
+  let i = skipWs(resp, 0, resp.length);
+  const end = trimEnd(resp, i, resp.length);
   if (resp[i] !== Byte.LBRACKET || from >= to) return false;
   i++;
   for (let k = from; k < to; k++) {

@@ -13,9 +13,10 @@
 
 import { errorBody, Errors, RpcErrors, rpcErrorBody, type GatewayErrorSpec } from '../errors.js';
 import { KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId, type BatchPlan } from './analyze.js';
-import { answerInOrder, skipWs, trimEnd, trimStart } from './answer.js';
+import { answerInOrder } from './answer.js';
 import { IdTable } from './ids.js';
-import { answerElements, ID_KEY, memberSpan, parseSmallUint, trimmedSpan } from './scan.js';
+import { skipWs, trimEnd, uintOf } from './json-bytes.js';
+import { answerElements, ID_KEY, memberSpan, trimmedSpan } from './scan.js';
 
 // Outputs are written into one buffer sized up front, never concatenated from views. Pieces
 // under 32 bytes (ids, separators) are copied byte by byte: cheaper than a native call.
@@ -162,7 +163,7 @@ export class BatchResults {
   /** Takes the answer spanning [s, e) whose id spans [idS, idE) when that id names an element still open. */
   private acceptAnswer(resp: Buffer, s: number, e: number, idS: number, idE: number, plan: BatchPlan): boolean {
     if (idS < 0) return false;
-    const i = this.byId === null ? parseSmallUint(resp, idS, idE) : this.byId.find(resp, idS, idE);
+    const i = this.byId === null ? uintOf(resp, idS, idE) : this.byId.find(resp, idS, idE);
     if (i < 0 || i >= plan.count || plan.kinds[i] !== KIND_REQUEST || this.bufs[i] !== null) return false;
     this.take(i, resp, s, e, idS, idE);
     return true;
@@ -306,10 +307,10 @@ function joinInOrder(body: Buffer, plan: BatchPlan, outcomes: readonly SubOutcom
 
 /** First byte of an answer array's elements (after `[` and whitespace). */
 function innerStart(resp: Buffer): number {
-  return skipWs(resp, trimStart(resp) + 1, resp.length);
+  return skipWs(resp, skipWs(resp, 0, resp.length) + 1, resp.length);
 }
 
 /** Index after the last byte of an answer array's elements (before whitespace and `]`). */
 function innerEnd(resp: Buffer): number {
-  return trimEnd(resp, 0, trimEnd(resp, 0) - 1);
+  return trimEnd(resp, 0, trimEnd(resp, 0, resp.length) - 1);
 }

@@ -1,9 +1,11 @@
 // Validating scanners for JSON values, accepting exactly what JSON.parse accepts: strings
 // (escapes checked, control characters refused), numbers, literals, and any value, whose
 // containers are walked with an explicit stack so that deep nesting cannot overflow.
-// validate.ts reads a request's calls with these.
+// validate.ts reads a request's calls with these. They return -1 where the text is not JSON,
+// as the stepping primitives of json-bytes.ts (which they build on) do where it ends early.
 
 import { Byte } from './bytes.js';
+import { digitsEnd, skipWs } from './json-bytes.js';
 
 /** What the scanners keep between calls: their stack and what the last string held. */
 export interface ScanState {
@@ -11,21 +13,6 @@ export interface ScanState {
   stack: Uint8Array;
   /** Set by scanString: whether the string held a backslash escape. */
   sawEscape: boolean;
-}
-
-export function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-/** Index of the first byte from `i` that is not JSON whitespace (or `end`). */
-export function skipWs(buf: Uint8Array, i: number, end: number): number {
-  while (i < end) {
-    const c = buf[i]!;
-    // Anything above space ends the run at once: the common case costs one compare.
-    if (c > 0x20 || (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09)) return i;
-    i++;
-  }
-  return i;
 }
 
 function isHex(c: number): boolean {
@@ -63,15 +50,6 @@ export function scanString(buf: Uint8Array, i: number, end: number, out: ScanSta
     i++; // space or '!'
   }
   return -1;
-}
-
-function digitsEnd(buf: Uint8Array, i: number, end: number): number {
-  while (i < end) {
-    const c = buf[i]!;
-    if (c < 0x30 || c > 0x39) break;
-    i++;
-  }
-  return i;
 }
 
 /** End of the valid number starting at `i`, or -1. */

@@ -10,6 +10,7 @@
 // client's bytes spliced back.
 
 import { Byte } from './bytes.js';
+import { uintOf } from './json-bytes.js';
 
 /** Longest string id (quotes excluded) that is forwarded as it is. */
 const MAX_STRING_ID = 64;
@@ -36,15 +37,9 @@ export function echoedId(buf: Uint8Array, s: number, e: number): number {
     sign = -1;
     c = buf[++i]!;
   }
-  if (e - i > 15 || e === i) return NaN;
   if (c === 0x30) return e - i === 1 && sign === 1 ? 0 : NaN; // 0, not -0 or 0.5
-  let v = 0;
-  for (; i < e; i++) {
-    const d = buf[i]! - 0x30;
-    if (d < 0 || d > 9) return NaN;
-    v = v * 10 + d;
-  }
-  return sign * v;
+  const v = uintOf(buf, i, e); // at most 15 digits: exact in a double
+  return v < 0 ? NaN : sign * v;
 }
 
 const EMPTY = new Uint8Array(0);

@@ -1,79 +1,16 @@
-// Span finding over raw JSON bytes. Callers validate the text first (JSON.parse or a
-// node's own output); these functions only locate values so that ids and results can be
+// Span finding over raw JSON bytes. Callers validate the text first (the request grammar or
+// a node's own output); these functions only locate values so that ids and results can be
 // spliced byte-for-byte, never decoded and re-encoded (u64 values and 20-digit ids survive).
+// Built on the primitives of json-bytes.ts: a value that does not end before `end` ends the
+// walk (nothing is recorded for it).
 
 import { Byte } from './bytes.js';
-
-
-export function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-export function skipWs(buf: Uint8Array, i: number, end: number): number {
-  while (i < end && isWs(buf[i]!)) i++;
-  return i;
-}
-
-/** Index just past the closing quote of the string whose opening quote is at `i`. */
-export function skipString(buf: Buffer, i: number, end: number): number {
-  // Most strings in JSON-RPC are short (keys, methods, addresses): a plain loop beats a
-  // native call. Long ones (base64 account data) switch to indexOf (memchr).
-  let j = i + 1;
-  const short = Math.min(end, j + 48);
-  while (j < short) {
-    const c = buf[j]!;
-    if (c === Byte.QUOTE) return j + 1;
-    j += c === Byte.BACKSLASH ? 2 : 1;
-  }
-  for (;;) {
-    const q = buf.indexOf(Byte.QUOTE, j);
-    if (q < 0 || q >= end) return end;
-    // An escaped quote has an odd run of backslashes before it.
-    let b = q - 1;
-    while (b > i && buf[b] === Byte.BACKSLASH) b--;
-    if ((q - 1 - b) % 2 === 0) return q + 1;
-    j = q + 1;
-  }
-}
-
-/** Index just past the JSON value that starts at `i` (no leading whitespace). */
-export function skipValue(buf: Buffer, i: number, end: number): number {
-  const c = buf[i];
-  if (c === Byte.QUOTE) return skipString(buf, i, end);
-  if (c === Byte.LBRACE || c === Byte.LBRACKET) {
-    let depth = 0;
-    let j = i;
-    while (j < end) {
-      const d = buf[j]!;
-      if (d === Byte.QUOTE) {
-        j = skipString(buf, j, end);
-        continue;
-      }
-      if (d === Byte.LBRACE || d === Byte.LBRACKET) depth++;
-      else if (d === Byte.RBRACE || d === Byte.RBRACKET) {
-        depth--;
-        if (depth === 0) return j + 1;
-      }
-      j++;
-    }
-    return end;
-  }
-  let j = i;
-  while (j < end) {
-    const d = buf[j]!;
-    if (d === Byte.COMMA || d === Byte.RBRACE || d === Byte.RBRACKET || isWs(d)) break;
-    j++;
-  }
-  return j;
-}
+import { skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
 
 /** Start and end of the outermost value, trimmed of whitespace; [0,0] when empty. */
 export function trimmedSpan(buf: Buffer): [number, number] {
-  let s = 0;
-  let e = buf.length;
-  while (s < e && isWs(buf[s]!)) s++;
-  while (e > s && isWs(buf[e - 1]!)) e--;
-  return [s, e];
+  const s = skipWs(buf, 0, buf.length);
+  return [s, trimEnd(buf, s, buf.length)];
 }
 
 /**
@@ -86,6 +23,7 @@ export function arrayElements(buf: Buffer, start: number, end: number, out: numb
   if (buf[i] === Byte.RBRACKET) return 0;
   while (i < end) {
     const e = skipValue(buf, i, end);
+    if (e < 0) break;
     out.push(i, e);
     n++;
     i = skipWs(buf, e, end);
@@ -104,11 +42,13 @@ export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer,
   let i = skipWs(buf, start + 1, end);
   while (i < end && buf[i] === Byte.QUOTE) {
     const keyEnd = skipString(buf, i, end);
+    if (keyEnd < 0) break;
     const isKey = keyEnd - i === key.length && buf.compare(key, 0, key.length, i, keyEnd) === 0;
     i = skipWs(buf, keyEnd, end);
     if (buf[i] !== Byte.COLON) break;
     i = skipWs(buf, i + 1, end);
     const ve = skipValue(buf, i, end);
+    if (ve < 0) break;
     if (isKey) {
       out[0] = i;
       out[1] = ve;
@@ -143,11 +83,13 @@ export function answerElements(buf: Buffer, start: number, end: number, out: num
       i = skipWs(buf, i + 1, end);
       while (i < end && buf[i] === Byte.QUOTE) {
         const keyEnd = skipString(buf, i, end);
+        if (keyEnd < 0) break;
         const isId = keyEnd - i === 4 && buf[i + 1] === 0x69 && buf[i + 2] === 0x64; // "id"
         i = skipWs(buf, keyEnd, end);
         if (buf[i] !== Byte.COLON) break;
         i = skipWs(buf, i + 1, end);
         const ve = skipValue(buf, i, end);
+        if (ve < 0) break;
         if (isId) {
           idS = i;
           idE = ve;
@@ -159,6 +101,7 @@ export function answerElements(buf: Buffer, start: number, end: number, out: num
       if (buf[i] === Byte.RBRACE) i++;
       else i = skipValue(buf, s, end); // not an object we could read member by member
     } else i = skipValue(buf, i, end);
+    if (i < 0) break;
     out.push(s, i, idS, idE);
     n++;
     i = skipWs(buf, i, end);
@@ -177,18 +120,6 @@ export function rawIdOf(body: Buffer): string | null {
   return body.toString('utf8', span[0], span[1]);
 }
 
-/** Parses a non-negative decimal integer from raw bytes; -1 when it is not one. */
-export function parseSmallUint(buf: Buffer, s: number, e: number): number {
-  if (s >= e || e - s > 9) return -1;
-  let v = 0;
-  for (let i = s; i < e; i++) {
-    const d = buf[i]! - 0x30;
-    if (d < 0 || d > 9) return -1;
-    v = v * 10 + d;
-  }
-  return v;
-}
-
 const RESULT_KEY = Buffer.from('"result"');
 const ERROR_KEY = Buffer.from('"error"');
 
@@ -202,12 +133,15 @@ export function isErrorAnswer(buf: Buffer): boolean {
   let i = skipWs(buf, start + 1, end);
   while (i < end && buf[i] === Byte.QUOTE) {
     const keyEnd = skipString(buf, i, end);
+    if (keyEnd < 0) return false;
     const len = keyEnd - i;
     if (len === RESULT_KEY.length && buf.compare(RESULT_KEY, 0, len, i, keyEnd) === 0) return false;
     if (len === ERROR_KEY.length && buf.compare(ERROR_KEY, 0, len, i, keyEnd) === 0) return true;
     i = skipWs(buf, keyEnd, end);
     if (buf[i] !== Byte.COLON) return false;
-    i = skipWs(buf, skipValue(buf, skipWs(buf, i + 1, end), end), end);
+    const ve = skipValue(buf, skipWs(buf, i + 1, end), end);
+    if (ve < 0) return false;
+    i = skipWs(buf, ve, end);
     if (buf[i] !== Byte.COMMA) return false;
     i = skipWs(buf, i + 1, end);
   }

@@ -15,7 +15,8 @@
 // against.
 
 import { Byte } from './bytes.js';
-import { isWs, scanString, scanValue, skipWs, type ScanState } from './grammar.js';
+import { scanString, scanValue, type ScanState } from './grammar.js';
+import { skipWs, trimEnd } from './json-bytes.js';
 import { scanRequestFast } from './request-scan.js';
 
 
@@ -249,9 +250,8 @@ export function scanRequest(buf: Buffer, limit: number, out: RequestLayout): boo
 
 /** scanRequest in JavaScript: for what the WebAssembly scanner leaves (and to test it against). */
 export function scanRequestByBytes(buf: Buffer, limit: number, out: RequestLayout): boolean {
-  let end = buf.length;
-  let i = skipWs(buf, 0, end);
-  while (end > i && isWs(buf[end - 1]!)) end--;
+  let i = skipWs(buf, 0, buf.length);
+  const end = trimEnd(buf, i, buf.length);
   if (i === end) return false;
   out.count = 0;
   out.recorded = 0;

@@ -6,7 +6,8 @@
 // "Hedged reads"); the first usable answer wins and the others are read and ignored.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';
-import { isErrorAnswer, isWs } from '../rpc/scan.js';
+import { skipWs, trimEnd } from '../rpc/json-bytes.js';
+import { isErrorAnswer } from '../rpc/scan.js';
 import { usable } from '../routing/node-view.js';
 import type { CallEvents } from './call-policy.js';
 import type { HedgePlan } from './hedge.js';
@@ -69,13 +70,11 @@ function onAttemptTimeout(attempt: Attempt): void {
 
 /** A body a JSON-RPC node could have meant: object or array, possibly padded. */
 export function looksLikeJson(buf: Buffer): boolean {
-  let s = 0;
-  let e = buf.length - 1;
-  while (s <= e && isWs(buf[s]!)) s++;
-  while (e >= s && isWs(buf[e]!)) e--;
-  if (s > e) return false;
+  const s = skipWs(buf, 0, buf.length);
+  const e = trimEnd(buf, s, buf.length);
+  if (s === e) return false;
   const a = buf[s];
-  const b = buf[e];
+  const b = buf[e - 1];
   return (a === 0x7b && b === 0x7d) || (a === 0x5b && b === 0x5d);
 }
 

@@ -1,10 +1,10 @@
-// Span finding over raw JSON bytes (src/rpc/scan.ts): every span must cover exactly the
+// Span finding over raw JSON bytes (src/rpc/scan.ts; its primitives: json-bytes.test.ts): every span must cover exactly the
 // value's bytes, whatever the strings contain (escaped quotes, backslash runs, unicode,
 // brackets and braces) and wherever whitespace sits. A seeded property test generates
 // tricky JSON texts and checks every span against the text it was built from.
 
 import t from 'tap';
-import { arrayElements, ID_KEY, memberSpan, parseSmallUint, rawIdOf, skipString, skipValue, skipWs, trimmedSpan } from '../../../src/rpc/scan.js';
+import { arrayElements, ID_KEY, memberSpan, rawIdOf, trimmedSpan } from '../../../src/rpc/scan.js';
 import { rng } from '../../../src/tools/rng.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -34,56 +34,7 @@ function member(text: string, key: string): string | null {
   return buf.toString('utf8', out[0], out[1]);
 }
 
-t.test('skipString: escaped quotes and backslash runs', async (t) => {
-  const cases: [string, string][] = [
-    ['"plain"', ',rest'],
-    ['""', ']'],
-    ['"a\\"b"', ','],
-    ['"\\\\"', ','], // one escaped backslash, then the closing quote
-    ['"\\\\\\""', '}'], // \\ then \" then close
-    ['"\\\\\\\\"', ' '], // two escaped backslashes
-    ['"ends with \\\\\\\\\\""', ','],
-    ['"\\u0022 is a quote, \\/ a slash"', ','],
-    ['"é€😀 \\ud83d\\ude00"', ':'],
-    ['"[{not structure}]"', ','],
-  ];
-  for (const [str, tail] of cases) {
-    const buf = b(str + tail);
-    t.equal(skipString(buf, 0, buf.length), b(str).length, str);
-    t.equal(JSON.parse(buf.toString('utf8', 0, skipString(buf, 0, buf.length))), JSON.parse(str), 'span parses to the same string');
-  }
-  const open = b('"never closed \\"');
-  t.equal(skipString(open, 0, open.length), open.length, 'unterminated string runs to the end');
-  const bounded = b('"abc"');
-  t.equal(skipString(bounded, 0, 3), 3, 'a quote past `end` is not seen');
-});
-
-t.test('skipValue: scalars, nested containers, strings holding brackets', async (t) => {
-  const values = [
-    '0',
-    '-12.5e+3',
-    '12345678901234567890',
-    '18446744073709551615',
-    'true',
-    'false',
-    'null',
-    '"x"',
-    '[]',
-    '{}',
-    '[1,[2,[3,[4]]],{"a":[{}]}]',
-    '{"a":"]","b":"}","c":"[{","d":{"e":["\\"]"]}}',
-    '[ "\\\\", "\\\\\\"", { "k" : [ ] } ]',
-    '{"deep":[[[[[[[[[[{"x":"y"}]]]]]]]]]]}',
-  ];
-  for (const v of values) {
-    for (const tail of [',', ']', '}', ' ', '\n', '\t,', '']) {
-      const buf = b(v + tail);
-      t.equal(buf.toString('utf8', 0, skipValue(buf, 0, buf.length)), v, `${v} followed by ${JSON.stringify(tail)}`);
-    }
-  }
-});
-
-t.test('trimmedSpan and skipWs', async (t) => {
+t.test('trimmedSpan', async (t) => {
   const buf = b(' \t\r\n{"a":1} \n\t\r ');
   const [s, e] = trimmedSpan(buf);
   t.equal(buf.toString('utf8', s, e), '{"a":1}');
@@ -91,9 +42,6 @@ t.test('trimmedSpan and skipWs', async (t) => {
   t.same(trimmedSpan(b(' \n ')).length, 2);
   const [ws, we] = trimmedSpan(b(' \n '));
   t.equal(ws, we, 'all whitespace is empty');
-  t.equal(skipWs(b('  \n\tx'), 0, 5), 4);
-  t.equal(skipWs(b('   '), 0, 3), 3);
-  t.equal(skipWs(b('\u00a0x'), 0, 3), 0, 'NBSP is not JSON whitespace');
 });
 
 t.test('arrayElements: whitespace everywhere, nesting, tricky strings, unicode', async (t) => {
@@ -128,6 +76,13 @@ t.test('memberSpan: finds only top-level keys, raw bytes of the value', async (t
   t.equal(member('{"result":{"rentEpoch":18446744073709551615}}', 'result'), '{"rentEpoch":18446744073709551615}');
 });
 
+t.test('a value cut short ends the walk: nothing is recorded for it', async (t) => {
+  t.same(elements('[1,"two",{"three":"'), ['1', '"two"'], 'an unterminated element is left out');
+  t.equal(member('{"a":1,"id":"cut', 'id'), null, 'an unterminated member value is not a span');
+  t.equal(member('{"a":{"b":"c"', 'a'), null, 'nor an unclosed object');
+  t.equal(rawIdOf(b('{"id":[1,2')), null);
+});
+
 t.test('memberSpan works inside a larger buffer (element of a batch)', async (t) => {
   const buf = b('[{"id":"first"}, {"x":1,"id":"second"}]');
   const spans: number[] = [];
@@ -146,20 +101,6 @@ t.test('rawIdOf: raw id text of a single request', async (t) => {
   t.equal(rawIdOf(b('{"method":"m"}')), null);
   t.equal(rawIdOf(b('[{"id":1}]')), null, 'not for batches');
   t.equal(rawIdOf(b('')), null);
-});
-
-t.test('parseSmallUint: decimal positions only', async (t) => {
-  const p = (s: string): number => parseSmallUint(b(s), 0, s.length);
-  t.equal(p('0'), 0);
-  t.equal(p('7'), 7);
-  t.equal(p('123456789'), 123456789);
-  t.equal(p('1234567890'), -1, 'more than 9 digits');
-  t.equal(p(''), -1);
-  t.equal(p('-1'), -1);
-  t.equal(p('1.0'), -1);
-  t.equal(p('"1"'), -1);
-  t.equal(p('null'), -1);
-  t.equal(p('1e2'), -1);
 });
 
 // ---- property test ------------------------------------------------------------------------
