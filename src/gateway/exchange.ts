@@ -99,6 +99,13 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     } else this.route(off.analyzeInline(body, this.rt.maxBatch));
   }
 
+  /** The request's whole body has arrived, already analyzed by the transport (a WebSocket frame: ws-listener.ts). */
+  startAnalyzed(body: Buffer, a: Analysis): void {
+    this.body = body;
+    this.received = body.length;
+    this.route(a);
+  }
+
   /**
    * Whether the body's bytes may be reused once the request is answered: no call took the body
    * itself upstream, or the one that did was answered over the pipelined client, which copies

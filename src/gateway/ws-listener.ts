@@ -1,16 +1,18 @@
 // The client WebSocket endpoint (README "WebSocket"): `/api-token/<T>/` (also without the trailing
 // slash, `/api-key/`, or `/` with a token header) on the RPC port and on rpc.wsPort. The
-// token is checked before upgrading (401/403/429 as plain HTTP, socket closed). Subscriptions
-// go to the hub; every other call is forwarded like an HTTP call and answered on the socket.
+// token is checked before upgrading (401/403/429 as plain HTTP, socket closed). A frame is
+// analyzed in one pass as HTTP bodies are (docs/internals-json.md "The WebSocket frame path"):
+// subscriptions go to the hub; every other call is forwarded like an HTTP call and answered
+// on the socket with the node's bytes.
 
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from 'uWebSockets.js';
-import { errorBody, Errors, RpcErrors, rpcErrorBody, statusLine, type GatewayErrorSpec } from '../errors.js';
+import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
+import { A_REPLY, A_SINGLE, PARSE_ERROR_REPLY, type Analysis } from '../rpc/analyze.js';
 import { Exchange } from './exchange.js';
 import { MODE_DEFAULT } from './headers.js';
 import { pathToken, type RuntimeRef } from './http-listener.js';
 import type { TokenRecord } from './token-table.js';
 import { WsResponder, type WsPeer } from './ws-responder.js';
-import { rawIdOf } from '../rpc/scan.js';
 import { UsageMeter, WS_NOTIFICATIONS, WS_OTHER } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from '../upstream/ws/frames.js';
 import type { ClientSub, Subscriber, SubscriptionHub } from '../upstream/ws/hub.js';
@@ -73,9 +75,9 @@ export class WsClient implements Subscriber, WsPeer {
     }
   }
 
-  /** Answers of forwarded calls (the Exchange books their usage). */
+  /** Answers of forwarded calls (the Exchange books their usage): a node's bytes go out as they came, in a text frame. */
   deliver(body: string | Buffer): void {
-    this.write(typeof body === 'string' ? body : body.toString());
+    this.write(body);
   }
 }
 
@@ -195,30 +197,46 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
   });
 }
 
+/**
+ * A text frame: analyzed once, like an HTTP body (rpc/analyze.ts, no JSON.parse); the analysis
+ * decides whether it is a ping, a subscription for the hub, or a call for the Exchange.
+ */
 function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub): void {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(frame.toString());
-  } catch {
-    c.usage.record(c.token.id, WS_OTHER, 1, 1, frame.length, 0);
-    return c.send(rpcErrorBody(RpcErrors.parse, null));
-  }
-  if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
-    const o = msg as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
-    if (typeof o.method === 'string' && o.jsonrpc === '2.0') {
-      // web3.js and kit keep the socket alive with `ping` notifications: never forwarded.
-      if (o.method === 'ping' && !('id' in o)) return c.usage.record(c.token.id, 'ping', 1, 0, frame.length, 0);
-      const kind = subscriptionKind(o.method);
-      if (kind !== null || isUnsubscribe(o.method)) {
-        c.usage.record(c.token.id, o.method, 1, 0, frame.length, 0);
-        const id = rawIdOf(frame) ?? 'null';
-        if (kind !== null) hub.subscribe(c, o.method, o.params, id);
-        else hub.unsubscribe(c, o.params, id);
-        return;
-      }
+  const rt = ref.rt;
+  const off = rt.offload;
+  if (!off.offloadParse(frame.length)) return dispatch(c, frame, ref, hub, off.analyzeInline(frame, rt.maxBatch));
+  off.analyze(frame, rt.maxBatch).then(
+    (a) => dispatch(c, frame, ref, hub, a),
+    (err: Error) => {
+      rt.log.error({ err }, 'worker analyze failed');
+      dispatch(c, frame, ref, hub, off.analyzeInline(frame, rt.maxBatch));
+    },
+  );
+}
+
+function dispatch(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub, a: Analysis): void {
+  if (a.type === A_SINGLE) {
+    const method = a.method;
+    // web3.js and kit keep the socket alive with `ping` notifications: never forwarded.
+    if (a.notification && method === 'ping') return c.usage.record(c.token.id, 'ping', 1, 0, frame.length, 0);
+    const kind = subscriptionKind(method);
+    if (kind !== null || isUnsubscribe(method)) {
+      // A frame analyzed in a worker may come back after the client left (and the hub dropped it).
+      if (c.closed) return;
+      c.usage.record(c.token.id, method, 1, 0, frame.length, 0);
+      const id = a.idStart < 0 ? 'null' : frame.toString('utf8', a.idStart, a.idEnd);
+      // Only subscription frames decode their params: the hub keys shared subscriptions by
+      // their canonical JSON (upstream/ws/frames.ts).
+      const params = a.paramsStart < 0 ? undefined : (JSON.parse(frame.toString('utf8', a.paramsStart, a.paramsEnd)) as unknown);
+      if (kind !== null) hub.subscribe(c, method, params, id);
+      else hub.unsubscribe(c, params, id);
+      return;
     }
+  } else if (a.type === A_REPLY && a.reply === PARSE_ERROR_REPLY) {
+    c.usage.record(c.token.id, WS_OTHER, 1, 1, frame.length, 0);
+    return c.send(PARSE_ERROR_REPLY);
   }
-  // Any other call, batch or malformed request: the request core HTTP calls use validates,
-  // routes and answers it, here on the socket.
-  new Exchange(ref.rt, c.token, c.responder, MODE_DEFAULT, '').start(frame);
+  // Any other call, batch or invalid request: the request core HTTP calls use routes and
+  // answers it, here on the socket.
+  new Exchange(ref.rt, c.token, c.responder, MODE_DEFAULT, '').startAnalyzed(frame, a);
 }

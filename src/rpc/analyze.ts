@@ -51,10 +51,35 @@ export interface Analysis {
   notification: boolean;
   plan: BatchPlan | null;
   reply: string;
+  /** Single request: its id's bytes in the body span [idStart, idEnd); -1, -1 when it has none. */
+  idStart: number;
+  idEnd: number;
+  /** Single request: its params' bytes span [paramsStart, paramsEnd); -1, -1 when it has none. */
+  paramsStart: number;
+  paramsEnd: number;
 }
 
+/** The answer to a body that is not JSON (`reply` of such an analysis, always this string). */
+export const PARSE_ERROR_REPLY = rpcErrorBody(RpcErrors.parse, null);
+
 function analysis(type: number, method: string, notification: boolean, plan: BatchPlan | null, reply: string): Analysis {
-  return { type, method, notification, plan, reply };
+  return { type, method, notification, plan, reply, idStart: -1, idEnd: -1, paramsStart: -1, paramsEnd: -1 };
+}
+
+/** A single call's analysis, with where its id and params sit (what a WebSocket subscription needs). */
+function singleCall(method: string): Analysis {
+  const m = layout.members;
+  return {
+    type: A_SINGLE,
+    method,
+    notification: m[2 * Member.ID]! < 0,
+    plan: null,
+    reply: '',
+    idStart: m[2 * Member.ID]!,
+    idEnd: m[2 * Member.ID + 1]!,
+    paramsStart: m[2 * Member.PARAMS]!,
+    paramsEnd: m[2 * Member.PARAMS + 1]!,
+  };
 }
 
 const layout = new RequestLayout();
@@ -125,14 +150,14 @@ function methodOf(body: Buffer, c: number): string {
 }
 
 export function analyze(body: Buffer, maxBatch: number): Analysis {
-  if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.parse, null));
+  if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, PARSE_ERROR_REPLY);
   if (layout.batch) return analyzeBatch(body, maxBatch);
   const checks = callChecks(body, 0);
   if ((checks & VALID_CALL) === 0) {
     const id = (checks & VALID_ID) !== 0 ? idText(body, 0) : null;
     return analysis(A_REPLY, '', false, null, rpcErrorBody(RpcErrors.invalidRequest, id));
   }
-  return analysis(A_SINGLE, methodOf(body, 0), layout.members[2 * Member.ID]! < 0, null, '');
+  return singleCall(methodOf(body, 0));
 }
 
 function idText(body: Buffer, c: number): string {
