@@ -157,6 +157,32 @@ t.test('other calls over the socket are forwarded and answered with the clientâ€
   t.equal(h.sims[0]!.stats.calls - calls, 4, 'ping never reached the node (4 calls: single, two batch calls, identity)');
 });
 
+t.test('subscription frames are read from the one-pass analysis: escapes, whitespace and key order as JSON.parse reads them', async (t) => {
+  const h = await startHarness({ sims: [FAST] });
+  t.teardown(() => h.close());
+  const a = await openWs(`${wsBase(h.url)}/api-token/${TOKEN}/`);
+  const b = await openWs(`${wsBase(h.url)}/api-token/${TOKEN}/`);
+  t.teardown(() => [a, b].forEach((c) => c.close()));
+  const key = 'Acct1x'.padEnd(32, '1');
+  a.send(`{"jsonrpc":"2.0","id":"a1","method":"accountSubscribe","params":["${key}",{"encoding":"base64","commitment":"confirmed"}]}`);
+  // The same subscription written differently: escaped method name, whitespace, other key order.
+  b.send(`{ "params" : [ "${key}" , { "commitment" : "confirmed" , "encoding" : "base64" } ] , "method" : "account\u0053ubscribe" , "id" : 12345678901234567890 , "jsonrpc" : "2.0" }`);
+  const subA = (await a.next((f) => f.id === 'a1')).result;
+  t.type(subA, 'number', 'first client subscribed');
+  const raw: string[] = [];
+  b.ws.addEventListener('message', (ev) => raw.push(ev.data as string));
+  await eventually('second client answered', () => raw.some((r) => r.includes('12345678901234567890')));
+  t.match(raw.find((r) => r.includes('12345678901234567890')), /"result":\d+,"id":12345678901234567890\}$/, 'subscribed, the id bytes as sent');
+  t.equal(h.gw.hub.sharedCount, 1, 'both share one upstream subscription');
+  b.send({ jsonrpc: '2.0', id: 'dup', method: 'accountSubscribe', params: [key, { encoding: 'base64', commitment: 'confirmed' }] });
+  t.match(await b.next((f) => f.id === 'dup'), { error: { code: 7702 } }, 'the same subscription again on one connection: 7702');
+  b.send({ jsonrpc: '2.0', id: 'bad', method: 'slotSubscribe', params: 5 });
+  t.match(await b.next((f) => f.id === 'bad'), { error: { code: -32600 } }, 'params neither array nor object: invalid request');
+  a.send(`{"jsonrpc":"2.0","id":"u1","method":"accountUnsubscribe","params":[${subA}]}`);
+  t.same((await a.next((f) => f.id === 'u1')).result, true, 'unsubscribed by the id it got');
+  t.equal(h.gw.hub.sharedCount, 1, 'the other client keeps the shared subscription');
+});
+
 t.test('bad frames: binary 1003, invalid JSON -32700, oversize closed, 10,000 subscribe attempts bounded by 7703', async (t) => {
   const h = await startHarness({ sims: [FAST], config: { ws: { maxMessageBytes: 4096 } } });
   t.teardown(() => h.close());
