@@ -2,12 +2,13 @@
 // WebSockets at a fixed rate, answered on the socket (docs/internals-json.md "The WebSocket
 // frame path"). N clients share the rate, open loop (a slow answer does not slow the next
 // send). Reported per target: the gateway's CPU per 1,000 answered requests (the process and
-// its threads, from /proc, over the measured window only), answer delay p50/p99, errors. The
+// its threads, from /proc, over the measured rounds only), answer delay p50/p99, errors. The
 // same calls over HTTP keep-alive through the same gateway are the reference for what the
 // request core costs without the WebSocket around it. The simulated node answers only
 // subscriptions on its own WebSocket, so the floor row is the node over HTTP: its own CPU
 // and delay for the same calls. `--baseline DIR` adds another build's gateway, measured in
-// the same run, so a change to the frame path is compared under the same load.
+// turns with this one (short rounds, order flipped each round), so a change to the frame
+// path is compared under the same load.
 
 import { Pool } from 'undici';
 import { connectWs, type RawWebSocket } from '../src/tools/loadgen/ws-client.js';
@@ -63,38 +64,51 @@ function answerId(frame: Buffer): number {
   return i === s ? -1 : v;
 }
 
-interface Tally {
+/** One target being measured: how it is sent to, and what it got so far. */
+interface Target {
+  name: string;
+  transport: 'ws' | 'http';
+  process: 'proxy' | 'node';
+  proc: Proc;
+  send: (id: number) => void;
+  close: () => Promise<void>;
+  /** Send time per id (0 once answered); ids rise across rounds. */
   sentAt: Float64Array;
+  nextId: number;
   delays: number[];
   answered: number;
   errors: number;
+  /** Counted only while measuring (not during the warm-up). */
+  measuring: boolean;
+  sent: number;
+  cpuSeconds: number;
 }
 
-function tally(max: number): Tally {
-  return { sentAt: new Float64Array(max), delays: [], answered: 0, errors: 0 };
-}
-
-function onAnswer(t: Tally, body: Buffer, at: number): void {
+function onAnswer(t: Target, body: Buffer, at: number): void {
   const id = answerId(body);
   if (id < 0 || id >= t.sentAt.length || t.sentAt[id] === 0) return;
-  t.delays.push(at - t.sentAt[id]!);
+  const d = at - t.sentAt[id]!;
   t.sentAt[id] = 0;
+  if (!t.measuring) return;
+  t.delays.push(d);
   t.answered++;
   if (body.includes('"error":')) t.errors++;
 }
 
-/** Sends `rate` calls per second for `seconds` through `send`, in 10 ms ticks; resolves once all are answered or 2 s after the last. */
-async function drive(t: Tally, rate: number, seconds: number, send: (id: number) => void): Promise<number> {
+/** Sends `rate` calls per second for `seconds` in 10 ms ticks; resolves once all are answered or 2 s after the last. */
+async function drive(t: Target, rate: number, seconds: number): Promise<void> {
   const total = Math.floor(rate * seconds);
+  const first = t.nextId;
   const t0 = performance.now();
   let sent = 0;
   await new Promise<void>((resolve) => {
     const tick = setInterval(() => {
       const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate));
       while (sent < due) {
-        const id = ++sent;
+        const id = t.nextId++;
+        sent++;
         t.sentAt[id] = performance.now();
-        send(id);
+        t.send(id);
       }
       if (sent >= total) {
         clearInterval(tick);
@@ -102,72 +116,103 @@ async function drive(t: Tally, rate: number, seconds: number, send: (id: number)
       }
     }, 10);
   });
-  for (let waited = 0; waited < 2000 && t.answered < sent; waited += 10) await new Promise((r) => setTimeout(r, 10));
-  return sent;
+  const open = (): boolean => {
+    for (let id = first; id < t.nextId; id++) if (t.sentAt[id] !== 0) return true;
+    return false;
+  };
+  for (let waited = 0; waited < 2000 && open(); waited += 10) await new Promise((r) => setTimeout(r, 10));
+  if (t.measuring) t.sent += sent;
 }
 
-function row(target: string, transport: 'ws' | 'http', process: 'proxy' | 'node', t: Tally, sent: number, cpuS: number): WsRequestsRow {
-  const d = t.delays.sort((a, b) => a - b);
+/** One round at the rate on `t`, its CPU added to the target's. */
+async function round(t: Target, rate: number, seconds: number): Promise<void> {
+  const cpu0 = t.proc.cpuSeconds();
+  await drive(t, rate, seconds);
+  t.cpuSeconds += t.proc.cpuSeconds() - cpu0;
+}
+
+function target(name: string, transport: 'ws' | 'http', process: 'proxy' | 'node', proc: Proc, ids: number): Target {
   return {
-    target,
+    name,
     transport,
     process,
-    sent,
-    answered: t.answered,
-    errors: t.errors + (sent - t.answered),
-    cpuMsPer1k: t.answered === 0 ? NaN : (cpuS * 1e6) / t.answered,
-    p50Ms: percentile(d, 0.5),
-    p99Ms: percentile(d, 0.99),
+    proc,
+    send: () => undefined,
+    close: async () => undefined,
+    sentAt: new Float64Array(ids),
+    nextId: 1,
+    delays: [],
+    answered: 0,
+    errors: 0,
+    measuring: false,
+    sent: 0,
+    cpuSeconds: 0,
   };
 }
 
-async function overWs(target: string, url: string, proc: Proc, clients: number, rate: number, seconds: number): Promise<WsRequestsRow> {
+async function overWs(t: Target, url: string, clients: number): Promise<Target> {
   const u = new URL(url.replace(/^http/, 'ws'));
   u.pathname = `/api-token/${TOKEN}/`;
-  const t = tally(Math.floor(rate * (seconds + 1)) + 2);
   const sockets: RawWebSocket[] = [];
-  try {
-    for (let i = 0; i < clients; i++) {
-      sockets.push(await connectWs(u, [], { message: (body, at) => onAnswer(t, body, at), close: () => undefined }, 5000));
-    }
-    // Warm-up: a second at the rate, not counted.
-    await drive(t, rate, 1, (id) => sockets[id % clients]!.send(call(id)));
-    const warm = tally(t.sentAt.length);
-    Object.assign(t, { delays: warm.delays, answered: 0, errors: 0, sentAt: warm.sentAt });
-    const cpu0 = proc.cpuSeconds();
-    const sent = await drive(t, rate, seconds, (id) => sockets[id % clients]!.send(call(id)));
-    return row(target, 'ws', 'proxy', t, sent, proc.cpuSeconds() - cpu0);
-  } finally {
-    for (const s of sockets) s.destroy();
-  }
+  for (let i = 0; i < clients; i++) sockets.push(await connectWs(u, [], { message: (body, at) => onAnswer(t, body, at), close: () => undefined }, 5000));
+  t.send = (id) => sockets[id % clients]!.send(call(id));
+  t.close = async () => sockets.forEach((s) => s.destroy());
+  return t;
 }
 
-async function overHttp(target: string, url: string, path: string, process: 'proxy' | 'node', proc: Proc, clients: number, rate: number, seconds: number): Promise<WsRequestsRow> {
+function overHttp(t: Target, url: string, path: string, clients: number): Target {
   const pool = new Pool(url, { connections: clients, pipelining: 1 });
-  const t = tally(Math.floor(rate * (seconds + 1)) + 2);
-  const send = (id: number): void => {
+  t.send = (id) => {
     pool
       .request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: call(id) })
       .then(async (r) => onAnswer(t, Buffer.from(await r.body.arrayBuffer()), performance.now()))
       .catch(() => undefined);
   };
+  t.close = () => pool.close();
+  return t;
+}
+
+function row(t: Target): WsRequestsRow {
+  const d = t.delays.sort((a, b) => a - b);
+  return {
+    target: t.name,
+    transport: t.transport,
+    process: t.process,
+    sent: t.sent,
+    answered: t.answered,
+    errors: t.errors + (t.sent - t.answered),
+    cpuMsPer1k: t.answered === 0 ? NaN : (t.cpuSeconds * 1e6) / t.answered,
+    p50Ms: percentile(d, 0.5),
+    p99Ms: percentile(d, 0.99),
+  };
+}
+
+/**
+ * Measures targets that are compared with each other (one build against another) in turns:
+ * a warm-up second each, then `rounds` rounds of seconds/rounds each, the order flipped every
+ * round, so that load from elsewhere on the machine falls on all of them alike.
+ */
+async function inTurns(group: Target[], rate: number, seconds: number, rounds: number): Promise<WsRequestsRow[]> {
   try {
-    await drive(t, rate, 1, send);
-    const warm = tally(t.sentAt.length);
-    Object.assign(t, { delays: warm.delays, answered: 0, errors: 0, sentAt: warm.sentAt });
-    const cpu0 = proc.cpuSeconds();
-    const sent = await drive(t, rate, seconds, send);
-    return row(target, 'http', process, t, sent, proc.cpuSeconds() - cpu0);
+    for (const t of group) await drive(t, rate, 1);
+    for (const t of group) t.measuring = true;
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? group : [...group].reverse();
+      for (const t of order) await round(t, rate, seconds / rounds);
+    }
+    return group.map(row);
   } finally {
-    await pool.close();
+    for (const t of group) await t.close();
   }
 }
 
-export async function runWsRequests(o: { quick: boolean; clients?: number; rate?: number; seconds?: number; baselineCli?: string; log?: (line: string) => void }): Promise<WsRequestsResult> {
+export async function runWsRequests(o: { quick: boolean; clients?: number; rate?: number; seconds?: number; rounds?: number; baselineCli?: string; log?: (line: string) => void }): Promise<WsRequestsResult> {
   const clients = o.clients ?? (o.quick ? 10 : 50);
   const rate = o.rate ?? (o.quick ? 500 : 2000);
-  const seconds = o.seconds ?? (o.quick ? 2 : 10);
+  const seconds = o.seconds ?? (o.quick ? 2 : 20);
+  const rounds = o.rounds ?? (o.quick ? 2 : 10);
   const log = o.log ?? (() => undefined);
+  const ids = Math.ceil(rate * (seconds + 1)) + rounds + 2;
   const sim = await startSimProc('wsreq');
   const nodes = [{ id: 'wsreq', url: sim.url }];
   const extra = `workers: { threads: 0 }\nws: { maxConnectionsPerToken: ${clients + 10} }`;
@@ -176,16 +221,14 @@ export async function runWsRequests(o: { quick: boolean; clients?: number; rate?
   try {
     gateways.push({ name: 'jumpgate', proc: await startGatewayProc(nodes, TOKEN, extra) });
     if (o.baselineCli !== undefined) gateways.push({ name: 'baseline', proc: await startGatewayProc(nodes, TOKEN, extra, [], o.baselineCli) });
-    for (const g of gateways) {
-      log(`  ${g.name} over WebSocket: ${clients} clients, ${rate}/s, ${seconds} s`);
-      targets.push(await overWs(`${g.name}, WebSocket`, g.proc.url, g.proc, clients, rate, seconds));
-    }
-    for (const g of gateways) {
-      log(`  ${g.name} over HTTP`);
-      targets.push(await overHttp(`${g.name}, HTTP`, g.proc.url, `/api-token/${TOKEN}`, 'proxy', g.proc, clients, rate, seconds));
-    }
+    log(`  over WebSocket: ${gateways.map((g) => g.name).join(', ')} in turns; ${clients} clients, ${rate}/s, ${seconds} s each`);
+    const ws = await Promise.all(gateways.map((g) => overWs(target(`${g.name}, WebSocket`, 'ws', 'proxy', g.proc, ids), g.proc.url, clients)));
+    targets.push(...(await inTurns(ws, rate, seconds, rounds)));
+    log('  over HTTP');
+    const http = gateways.map((g) => overHttp(target(`${g.name}, HTTP`, 'http', 'proxy', g.proc, ids), g.proc.url, `/api-token/${TOKEN}`, clients));
+    targets.push(...(await inTurns(http, rate, seconds, rounds)));
     log('  direct to the node over HTTP');
-    targets.push(await overHttp('direct to the node, HTTP', sim.url, '/', 'node', sim, clients, rate, seconds));
+    targets.push(...(await inTurns([overHttp(target('direct to the node, HTTP', 'http', 'node', sim, ids), sim.url, '/', clients)], rate, seconds, rounds)));
   } finally {
     await Promise.all([...gateways.map((g) => g.proc.stop()), sim.stop()]);
   }
