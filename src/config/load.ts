@@ -70,8 +70,10 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
 
   const { value: tree, fromEnv, problems: envProblems } = expandEnv(input, env);
   const problems = envProblems.map((p) => `${fieldName(p.path)}: ${p.message}`);
+  // Unknown keys and invalid values are reported together: a file with several mistakes
+  // shows them all in one run (README "Configuration").
   unknownKeys(tree, ConfigSchema, [], problems);
-  if (problems.length > 0) throw new ConfigError(problems, source);
+  const envPaths = new Set(envProblems.map((p) => pathKey(p.path)));
 
   const merged = withDefaults(DEFAULTS, tree) as Record<string, unknown>;
   for (const list of ['nodes', 'tokens'] as const) {
@@ -92,13 +94,19 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
     }
     if (coerced) result = ConfigSchema.safeParse(merged, { reportInput: true });
   }
-  if (result.success) {
+  if (result.success && problems.length === 0) {
     if (result.data.tls !== null) loadTls(result.data.tls, source);
     return result.data;
   }
-
-  const lines = result.error.issues.flatMap((issue) => formatIssue(issue, fromEnv));
-  throw new ConfigError([...new Set(lines)], source);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      // unknownKeys() named these with a hint; a bad ${…} reference is reported once, as such.
+      if (issue.code === 'unrecognized_keys' && problems.length > 0) continue;
+      if (envPaths.has(pathKey(issue.path as Path))) continue;
+      problems.push(...formatIssue(issue, fromEnv));
+    }
+  }
+  throw new ConfigError([...new Set(problems)], source);
 }
 
 /** Reads and checks the `tls` files (at start, and again on each reload); throws a ConfigError naming the field. */

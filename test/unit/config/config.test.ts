@@ -79,6 +79,20 @@ t.test('unknown top-level key, with a did-you-mean', async (t) => {
   t.equal(fails('Nodes: []\n'), 'config: unknown key "Nodes" at top level (did you mean "nodes"?)');
 });
 
+t.test('a file with three mistakes reports all three, each with its path', async (t) => {
+  const e = errorOf(() => parseConfig('rpc: { prot: 1, port: -5 }\nlimits: { maxBatch: lots }\n', {}));
+  t.equal(e.problems.length, 3, e.message);
+  t.match(e.problems, [/^rpc: unknown key "prot" \(did you mean "port"\?\)$/, /^rpc\.port: expected/, /^limits\.maxBatch: expected .*got "lots"$/]);
+});
+
+t.test('unknown keys in several places and a wrong value are reported together', async (t) => {
+  const e = errorOf(() => parseConfig('rpcc: { port: 1 }\nnodes: [{ id: a, url: http://x, wieght: 2 }]\nchain: bitcoin\n', {}));
+  t.equal(e.problems.length, 3, e.message);
+  t.ok(e.problems.some((p) => p.startsWith('unknown key "rpcc" at top level (did you mean "rpc"?)')));
+  t.ok(e.problems.some((p) => p.startsWith('nodes[0]: unknown key "wieght" (did you mean "weight"?)')));
+  t.ok(e.problems.some((p) => p.startsWith('chain: ')));
+});
+
 t.test('unknown top-level key with no near match lists the known keys', async (t) => {
   t.match(fails('zzzzzz: 1\n'), /^config: unknown key "zzzzzz" at top level; known keys: chain, rpc, console, admin, /);
 });
