@@ -11,7 +11,8 @@ import { pathToken, type RuntimeRef } from './http-listener.js';
 import type { TokenRecord } from './token-table.js';
 import { WsResponder, type WsPeer } from './ws-responder.js';
 import { rawIdOf } from '../rpc/scan.js';
-import { UsageMeter, WS_NOTIFICATIONS, WS_OTHER } from '../usage/meter.js';
+import { bookBytes, bookCall, WS_KEEPALIVE, WS_NOTIFICATIONS, WS_OTHER } from '../usage/booking.js';
+import type { UsageMeter } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from '../upstream/ws/frames.js';
 import type { ClientSub, Subscriber, SubscriptionHub } from '../upstream/ws/hub.js';
 
@@ -47,17 +48,23 @@ export class WsClient implements Subscriber, WsPeer {
     this.responder = new WsResponder(this);
   }
 
-  /** Subscription answers (booked as WS usage). */
-  send(text: string): void {
+  /** Answers to subscribe and unsubscribe calls: each booked as its call's outcome (docs/usage.md). */
+  answer(method: string, failed: boolean, text: string): void {
     if (this.closed || this.socket === null) return;
-    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, Buffer.byteLength(text));
+    bookCall(this.usage, this.token.id, method, failed, 0, Buffer.byteLength(text));
+    this.write(text);
+  }
+
+  /** An unreadable frame's error answer: a call of WS_OTHER that failed. */
+  refuse(text: string, bytesIn: number): void {
+    bookCall(this.usage, this.token.id, WS_OTHER, true, bytesIn, Buffer.byteLength(text));
     this.write(text);
   }
 
   /** Notifications (booked as WS usage); `frame` is reused once this returns. */
   notify(frame: Buffer): void {
     if (this.closed || this.socket === null) return;
-    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, frame.length);
+    bookBytes(this.usage, this.token.id, WS_NOTIFICATIONS, 0, frame.length);
     this.write(frame);
   }
 
@@ -200,20 +207,20 @@ function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionH
   try {
     msg = JSON.parse(frame.toString());
   } catch {
-    c.usage.record(c.token.id, WS_OTHER, 1, 1, frame.length, 0);
-    return c.send(rpcErrorBody(RpcErrors.parse, null));
+    return c.refuse(rpcErrorBody(RpcErrors.parse, null), frame.length);
   }
   if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
     const o = msg as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
     if (typeof o.method === 'string' && o.jsonrpc === '2.0') {
-      // web3.js and kit keep the socket alive with `ping` notifications: never forwarded.
-      if (o.method === 'ping' && !('id' in o)) return c.usage.record(c.token.id, 'ping', 1, 0, frame.length, 0);
+      // web3.js and kit keep the socket alive with `ping` notifications: never forwarded, not calls.
+      if (o.method === 'ping' && !('id' in o)) return bookBytes(c.usage, c.token.id, WS_KEEPALIVE, frame.length, 0);
       const kind = subscriptionKind(o.method);
       if (kind !== null || isUnsubscribe(o.method)) {
-        c.usage.record(c.token.id, o.method, 1, 0, frame.length, 0);
+        // The call is booked when the hub answers it (WsClient.answer), with its outcome.
+        bookBytes(c.usage, c.token.id, o.method, frame.length, 0);
         const id = rawIdOf(frame) ?? 'null';
         if (kind !== null) hub.subscribe(c, o.method, o.params, id);
-        else hub.unsubscribe(c, o.params, id);
+        else hub.unsubscribe(c, o.method, o.params, id);
         return;
       }
     }
