@@ -5,6 +5,7 @@
 // (idle RSS counts).
 
 import { asksHelp, helpFor } from './help.js';
+import { unsupportedNode } from './node-version.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: jumpgate <command> [options]
@@ -84,6 +85,13 @@ async function main(argv: string[]): Promise<void> {
     default:
       throw new UsageError(`unknown command "${cmd}"`);
   }
+}
+
+// Before any command loads a native module built for other Node.js versions.
+const unsupported = unsupportedNode(process.versions.node);
+if (unsupported !== null) {
+  process.stderr.write(unsupported + '\n');
+  process.exit(1);
 }
 
 main(process.argv.slice(2)).catch(async (err: Error) => {
