@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../../../src/config/defaults.js';
-import { ConfigError, loadConfig, parseConfig, resolveConfig } from '../../../src/config/load.js';
+import { ConfigError, loadConfig, loadStoreUrl, parseConfig, resolveConfig } from '../../../src/config/load.js';
 import { configJsonSchema } from '../../../src/config/json-schema.js';
 import { ConfigSchema } from '../../../src/config/schema.js';
 
@@ -375,4 +375,17 @@ t.test('a full config round-trips through a file', async (t) => {
   writeFileSync(file, JSON.stringify({ ...DEFAULTS, nodes: [{ id: 'n1', url: 'http://n1', weight: 0 }] }));
   const c = loadConfig(file, {});
   t.same(c, { ...DEFAULTS, nodes: [{ id: 'n1', url: 'http://n1', weight: 0 }] }, 'JSON is YAML');
+});
+
+t.test('loadStoreUrl reads store.url alone: other keys and their variables are not resolved', async (t) => {
+  const dir = t.testdir({
+    'only.yaml': 'store: { url: "sqlite://${DIR}/jg.db" }\nadmin: { token: ${UNSET_TOKEN} }\nrpcc: nonsense\n',
+    'none.yaml': 'rpc: { port: 1 }\n',
+    'bad.yaml': 'store: { url: "mysql://x" }\n',
+  });
+  t.equal(loadStoreUrl(join(dir, 'only.yaml'), { DIR: '/srv' }), 'sqlite:///srv/jg.db');
+  t.equal(loadStoreUrl(join(dir, 'none.yaml'), {}), DEFAULTS.store.url);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'only.yaml'), {})).message, /^config: store\.url: .*DIR/);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'bad.yaml'), {})).message, /^config: store\.url: expected a sqlite:\/\/, postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/x"/);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'missing.yaml'), {})).message, /file not found/);
 });
