@@ -16,10 +16,12 @@ export function analyzeTask(task: { body: Uint8Array; maxBatch: number }): Analy
 export function assembleTask(task: { body: Uint8Array; plan: BatchPlan; order: Int32Array | null; outcomes: SubOutcome[] }): unknown {
   const outcomes = task.outcomes.map((o) => ({ ...o, response: o.response === null ? null : asBuffer(o.response) }));
   const r = assembleBatch(asBuffer(task.body), task.plan, task.order, outcomes);
-  if (r.merged === null || !r.answered) return { merged: r.merged, answered: r.answered };
+  if (r.merged === null || !r.answered) return r;
   // A node's answer used as it came (ids kept, in order): the main thread has those bytes.
   const own = outcomes.findIndex((o) => o.response === r.merged);
-  if (own >= 0) return { asAnswered: own };
+  if (own >= 0) return { asAnswered: own, errors: r.errors };
+  // Answers with errors in them are rare: their bytes are copied back with the marks.
+  if (r.errors !== null) return r;
   // The common case returns the bytes alone, moved (not copied) back to the main thread.
   const out = new Uint8Array(r.merged.length);
   out.set(r.merged);

@@ -3,19 +3,10 @@
 // both commands share: 0 done, 2 usage error, 1 the API refused or could not be reached.
 
 import { parseArgs } from 'node:util';
+import { asksHelp, helpFor } from './help.js';
 import { UsageError } from './usage-error.js';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:9464';
-
-export const ADMIN_USAGE = `usage:
-  jumpgate nodes [--json]                 list nodes: state, weight, slot, lag, in-flight, p50/p99
-  jumpgate nodes set-weight ID WEIGHT     change a node's weight (>= 0) live
-  jumpgate nodes drain ID                 stop sending new requests to a node (in-flight ones finish)
-  jumpgate nodes undrain ID               let it take traffic again
-  jumpgate reload                         re-read the config file (like SIGHUP)
-options:
-  --admin URL    admin API (default $JUMPGATE_ADMIN_URL or ${DEFAULT_ADMIN_URL})
-  --token T      admin token (default $JUMPGATE_ADMIN_TOKEN)`;
 
 /** The API refused, or could not be reached: exit status 1. */
 export class ApiError extends Error {}
@@ -84,11 +75,15 @@ export async function adminApi(t: Target, method: string, path: string, body?: u
 
 /** Runs one admin command, turning its errors into a message and an exit status. */
 export async function runAdminCommand(name: string, fn: (argv: string[]) => Promise<void>, argv: string[]): Promise<void> {
+  if (asksHelp(argv)) {
+    process.stdout.write(helpFor(name, argv)! + '\n');
+    return;
+  }
   try {
     await fn(argv);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`jumpgate ${name}: ${err.message}\n\n${ADMIN_USAGE}\n`);
+      process.stderr.write(`jumpgate ${name}: ${err.message}\n\n${helpFor(name, argv)!}\n`);
       process.exitCode = 2;
     } else if (err instanceof ApiError) {
       process.stderr.write(`jumpgate ${name}: ${err.message}\n`);

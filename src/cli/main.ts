@@ -4,6 +4,8 @@
 // simulator or the demo in memory, and `jumpgate sim` or `bench` does not load the gateway
 // (idle RSS counts).
 
+import { asksHelp, helpFor } from './help.js';
+import { unsupportedNode } from './node-version.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: jumpgate <command> [options]
@@ -22,15 +24,31 @@ commands:
   tokens create --stack NAME [--label L] | tokens list [--stack NAME] | tokens revoke ID
        [--account EMAIL] [--config FILE] [--store URL] [--json]
                        manage API tokens in the account store
+  accounts create --email E [--password-stdin] [--config FILE] [--store URL] [--json]
+                       create a console account (the first one of a new store, too)
   bench --url URL [--rate R | --closed] [--duration D] [--connections C] [--method M] [--batch N]
         [--affinity key --keys K] [--token T] [--ws-subscribers N] [--json]
                        load-test any JSON-RPC endpoint (jumpgate bench --help)
   ws URL [MESSAGE…] [--count N]
                        open a WebSocket, send the messages (default slotSubscribe), print frames
-  help                 this text`;
+  help                 this text
+
+jumpgate <command> --help shows a command's options and their defaults.`;
+
+/** The command being run, for the usage text of its errors. */
+let command = '';
 
 async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
+  command = cmd ?? '';
+  // `sim` and `bench` answer --help themselves; the others from help.ts.
+  if (cmd !== undefined && cmd !== 'sim' && cmd !== 'bench' && asksHelp(rest)) {
+    const text = helpFor(cmd, rest);
+    if (text !== undefined) {
+      process.stdout.write(text + '\n');
+      return;
+    }
+  }
   switch (cmd) {
     case 'start':
       return (await import('./start.js')).runStart(rest);
@@ -51,6 +69,9 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
+    case 'accounts':
+      process.exitCode = await (await import('./accounts.js')).runAccountsCli(rest);
+      return;
     case 'nodes':
       return (await import('./nodes.js')).runNodesCli(rest);
     case 'reload':
@@ -66,9 +87,17 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// Before any command loads a native module built for other Node.js versions.
+const unsupported = unsupportedNode(process.versions.node);
+if (unsupported !== null) {
+  process.stderr.write(unsupported + '\n');
+  process.exit(1);
+}
+
 main(process.argv.slice(2)).catch(async (err: Error) => {
   if (err instanceof UsageError) {
-    process.stderr.write(`jumpgate: ${err.message}\n\n${USAGE}\n`);
+    const own = helpFor(command, []);
+    process.stderr.write(own === undefined ? `jumpgate: ${err.message}\n\n${USAGE}\n` : `jumpgate ${command}: ${err.message}\n\n${own}\n`);
     process.exit(2);
   }
   // Loaded only now: commands that never read a config do not load the config schema.

@@ -4,33 +4,12 @@
 // 1 refused (no such stack, account or token) or the store could not be opened.
 
 import { parseArgs } from 'node:util';
-import { DEFAULTS } from '../config/defaults.js';
-import { ConfigError, loadConfig, resolveConfig } from '../config/load.js';
+import { ConfigError } from '../config/load.js';
 import { openStore } from '../store/open.js';
 import { StoreError, type Account, type ApiToken, type FullStore, type Stack } from '../store/types.js';
+import { helpFor } from './help.js';
+import { RefusedError, STDIO, storeUrlOf, type CliIo } from './store-cli.js';
 import { UsageError } from './usage-error.js';
-
-export const TOKENS_USAGE = `usage:
-  jumpgate tokens create --stack NAME [--label L]   create a token (the stack too, if new); prints it once
-  jumpgate tokens list [--stack NAME]               list tokens: id, stack, prefix, label, state, last use
-  jumpgate tokens revoke ID                         deactivate a token (the gateway answers 403 within 1 s)
-options:
-  --account EMAIL   the account (default: the only one, when there is exactly one)
-  --config FILE     read store.url from this config (default: ${DEFAULTS.store.url})
-  --store URL       use this store URL instead
-  --json            machine-readable output`;
-
-class RefusedError extends Error {}
-
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const STDIO: CliIo = {
-  out: (l) => process.stdout.write(l + '\n'),
-  err: (l) => process.stderr.write(l + '\n'),
-};
 
 interface Opts {
   stack?: string;
@@ -62,12 +41,6 @@ function parse(argv: string[]): { positionals: string[]; opts: Opts } {
   }
 }
 
-function storeUrl(opts: Opts): string {
-  if (opts.store !== undefined) return opts.store;
-  const config = opts.config !== undefined ? loadConfig(opts.config) : resolveConfig({});
-  return config.store.url;
-}
-
 async function pickAccount(store: FullStore, email: string | undefined): Promise<Account> {
   if (email !== undefined) {
     const a = await store.accountByEmail(email);
@@ -76,7 +49,7 @@ async function pickAccount(store: FullStore, email: string | undefined): Promise
   }
   const all = await store.listAccounts();
   if (all.length === 1) return all[0]!;
-  if (all.length === 0) throw new RefusedError('the store has no accounts yet: register one in the console (or run the demo), then retry');
+  if (all.length === 0) throw new RefusedError('the store has no accounts yet: create one with `jumpgate accounts create --email E` (or register in the console), then retry');
   throw new RefusedError(`the store has ${all.length} accounts: choose one with --account EMAIL (${all.map((a) => a.email).join(', ')})`);
 }
 
@@ -157,8 +130,8 @@ const COMMANDS: Record<string, (store: FullStore, positionals: string[], opts: O
 /** `jumpgate tokens SUBCOMMAND …`; resolves to the exit code. */
 export async function runTokensCli(argv: string[], io: CliIo = STDIO): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
-    io.out(TOKENS_USAGE);
+  if (sub === undefined || sub === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    io.out(helpFor('tokens', argv)!);
     return sub === undefined ? 2 : 0;
   }
   let store: FullStore | null = null;
@@ -170,12 +143,12 @@ export async function runTokensCli(argv: string[], io: CliIo = STDIO): Promise<n
     if (sub === 'create' && (opts.stack === undefined || opts.stack.trim() === '')) throw new UsageError('tokens create needs --stack NAME');
     if (sub === 'revoke' && positionals.length !== 1) throw new UsageError('usage: jumpgate tokens revoke ID');
     if (sub !== 'revoke' && positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    store = await openStore(storeUrl(opts));
+    store = await openStore(storeUrlOf(opts));
     await fn(store, positionals, opts, io);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`jumpgate tokens: ${err.message}\n\n${TOKENS_USAGE}`);
+      io.err(`jumpgate tokens: ${err.message}\n\n${helpFor('tokens', argv)!}`);
       return 2;
     }
     if (err instanceof ConfigError) {

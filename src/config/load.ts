@@ -26,17 +26,42 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): Config {
-  let text: string;
+  return parseConfig(readConfigFile(path), env, path);
+}
+
+export function parseConfig(yamlText: string, env: NodeJS.ProcessEnv = process.env, source?: string): Config {
+  return resolve(parseTree(yamlText, source), env, source);
+}
+
+/**
+ * `store.url` of a config file, and nothing else: the commands that only open the store
+ * (`jumpgate tokens`, `jumpgate accounts`) neither need the other keys nor the variables
+ * they reference. Default: DEFAULTS.store.url.
+ */
+export function loadStoreUrl(path: string, env: NodeJS.ProcessEnv = process.env): string {
+  const tree = parseTree(readConfigFile(path), path);
+  const store = isMapping(tree) ? tree.store : undefined;
+  const given = isMapping(store) ? store.url : undefined;
+  if (given === undefined || given === null) return DEFAULTS.store.url;
+  const { value, problems } = expandEnv({ store: { url: given } }, env);
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `${fieldName(p.path)}: ${p.message}`), path);
+  const url = (value as { store: { url: unknown } }).store.url;
+  const checked = ConfigSchema.shape.store.shape.url.safeParse(url, { reportInput: true });
+  if (!checked.success) throw new ConfigError(checked.error.issues.flatMap((i) => formatIssue({ ...i, path: ['store', 'url'] }, new Map())), path);
+  return checked.data;
+}
+
+function readConfigFile(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError([e.code === 'ENOENT' ? `file not found: ${path}` : `cannot read ${path}: ${e.message}`], path);
   }
-  return parseConfig(text, env, path);
 }
 
-export function parseConfig(yamlText: string, env: NodeJS.ProcessEnv = process.env, source?: string): Config {
+/** The YAML text as a plain tree, every syntax error reported. */
+function parseTree(yamlText: string, source: string | undefined): unknown {
   const doc = YAML.parseDocument(protectRefs(yamlText), { prettyErrors: true });
   if (doc.errors.length > 0) {
     const where = source === undefined ? '' : ` in ${source}`;
@@ -50,13 +75,11 @@ export function parseConfig(yamlText: string, env: NodeJS.ProcessEnv = process.e
       source,
     );
   }
-  let tree: unknown;
   try {
-    tree = doc.toJS(); // throws on alias bombs (more than 100 aliases)
+    return doc.toJS() as unknown; // throws on alias bombs (more than 100 aliases)
   } catch (err) {
     throw new ConfigError([`invalid YAML${source === undefined ? '' : ` in ${source}`}: ${(err as Error).message}`], source);
   }
-  return resolve(tree, env, source);
 }
 
 /** Same rules as a file, for an object built in code (tests, demo mode). */
@@ -70,8 +93,10 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
 
   const { value: tree, fromEnv, problems: envProblems } = expandEnv(input, env);
   const problems = envProblems.map((p) => `${fieldName(p.path)}: ${p.message}`);
+  // Unknown keys and invalid values are reported together: a file with several mistakes
+  // shows them all in one run (README "Configuration").
   unknownKeys(tree, ConfigSchema, [], problems);
-  if (problems.length > 0) throw new ConfigError(problems, source);
+  const envPaths = new Set(envProblems.map((p) => pathKey(p.path)));
 
   const merged = withDefaults(DEFAULTS, tree) as Record<string, unknown>;
   for (const list of ['nodes', 'tokens'] as const) {
@@ -92,13 +117,19 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
     }
     if (coerced) result = ConfigSchema.safeParse(merged, { reportInput: true });
   }
-  if (result.success) {
+  if (result.success && problems.length === 0) {
     if (result.data.tls !== null) loadTls(result.data.tls, source);
     return result.data;
   }
-
-  const lines = result.error.issues.flatMap((issue) => formatIssue(issue, fromEnv));
-  throw new ConfigError([...new Set(lines)], source);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      // unknownKeys() named these with a hint; a bad ${…} reference is reported once, as such.
+      if (issue.code === 'unrecognized_keys' && problems.length > 0) continue;
+      if (envPaths.has(pathKey(issue.path as Path))) continue;
+      problems.push(...formatIssue(issue, fromEnv));
+    }
+  }
+  throw new ConfigError([...new Set(problems)], source);
 }
 
 /** Reads and checks the `tls` files (at start, and again on each reload); throws a ConfigError naming the field. */

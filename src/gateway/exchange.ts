@@ -48,6 +48,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   /** Forwarded elements of a batch whose ids are rewritten; null when they are kept (plan.idsKept). */
   order: Int32Array | null = null;
   outcomes: SubOutcome[] | null = null;
+  /** The batch's requests answered with an error (rpc/batch.ts Assembled.errors), for usage. */
+  elementErrors: Uint8Array | null = null;
   pending = 0;
   nodeIds = '';
   /** Every node asked when more than one was (README "Public interface", X-…-Nodes-Tried). */
@@ -275,23 +277,24 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     for (const o of outcomes) if (o.response !== null) bytes += o.response.length;
     if (off.offloadMerge(bytes)) {
       off.assemble(this.body!, this.plan!, this.order, outcomes).then(
-        (r) => this.sendBatch(r.merged, r.answered),
+        (r) => this.sendBatch(r.merged, r.answered, r.errors),
         (err: Error) => {
           this.rt.log.error({ err }, 'worker merge failed');
           const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
-          this.sendBatch(r.merged, r.answered);
+          this.sendBatch(r.merged, r.answered, r.errors);
         },
       );
     } else {
       const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
       // A lone sub-batch's answer that is the client's answer as the node wrote it.
       if (r.merged !== null && outcomes.length === 1 && r.merged === outcomes[0]!.response) this.ownAnswer = r.merged;
-      this.sendBatch(r.merged, r.answered);
+      this.sendBatch(r.merged, r.answered, r.errors);
     }
   }
 
-  private sendBatch(merged: Buffer | null, answered: boolean): void {
+  private sendBatch(merged: Buffer | null, answered: boolean, errors: Uint8Array | null): void {
     if (this.aborted) return this.settle();
+    this.elementErrors = errors;
     let failed: GatewayErrorSpec | null = null;
     for (const o of this.outcomes!) if (o.error !== null) failed ??= o.error;
     // A batch fails as a whole (HTTP error status) only when no node answered any part of it.

@@ -78,11 +78,12 @@ export class Offload {
   }
 
   async assemble(body: Buffer, plan: BatchPlan, order: Int32Array | null, outcomes: readonly SubOutcome[]): Promise<Assembled> {
-    const r = (await this.pool!.run({ body, plan, order, outcomes }, { name: 'assembleTask' })) as Uint8Array | { merged: Uint8Array | null; answered: boolean } | { asAnswered: number };
-    if (r instanceof Uint8Array) return { merged: asBuffer(r), answered: true };
+    type Answer = Uint8Array | { merged: Uint8Array | null; answered: boolean; errors: Uint8Array | null } | { asAnswered: number; errors: Uint8Array | null };
+    const r = (await this.pool!.run({ body, plan, order, outcomes }, { name: 'assembleTask' })) as Answer;
+    if (r instanceof Uint8Array) return { merged: asBuffer(r), answered: true, errors: null };
     // The node's own answer is the client's: the worker only checked it, its bytes stay here.
-    if ('asAnswered' in r) return { merged: outcomes[r.asAnswered]!.response, answered: true };
-    return { merged: r.merged === null ? null : asBuffer(r.merged), answered: r.answered };
+    if ('asAnswered' in r) return { merged: outcomes[r.asAnswered]!.response, answered: true, errors: r.errors };
+    return { merged: r.merged === null ? null : asBuffer(r.merged), answered: r.answered, errors: r.errors };
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,8 @@ import { MODE_DEFAULT } from './headers.js';
 import { pathToken, type RuntimeRef } from './http-listener.js';
 import type { TokenRecord } from './token-table.js';
 import { WsResponder, type WsPeer } from './ws-responder.js';
-import { UsageMeter, WS_NOTIFICATIONS, WS_OTHER } from '../usage/meter.js';
+import { bookBytes, bookCall, WS_KEEPALIVE, WS_NOTIFICATIONS, WS_OTHER } from '../usage/booking.js';
+import type { UsageMeter } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from '../upstream/ws/frames.js';
 import type { ClientSub, Subscriber, SubscriptionHub } from '../upstream/ws/hub.js';
 
@@ -49,17 +50,23 @@ export class WsClient implements Subscriber, WsPeer {
     this.responder = new WsResponder(this);
   }
 
-  /** Subscription answers (booked as WS usage). */
-  send(text: string): void {
+  /** Answers to subscribe and unsubscribe calls: each booked as its call's outcome (docs/usage.md). */
+  answer(method: string, failed: boolean, text: string): void {
     if (this.closed || this.socket === null) return;
-    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, Buffer.byteLength(text));
+    bookCall(this.usage, this.token.id, method, failed, 0, Buffer.byteLength(text));
+    this.write(text);
+  }
+
+  /** An unreadable frame's error answer: a call of WS_OTHER that failed. */
+  refuse(text: string, bytesIn: number): void {
+    bookCall(this.usage, this.token.id, WS_OTHER, true, bytesIn, Buffer.byteLength(text));
     this.write(text);
   }
 
   /** Notifications (booked as WS usage); `frame` is reused once this returns. */
   notify(frame: Buffer): void {
     if (this.closed || this.socket === null) return;
-    this.usage.record(this.token.id, WS_NOTIFICATIONS, 0, 0, 0, frame.length);
+    bookBytes(this.usage, this.token.id, WS_NOTIFICATIONS, 0, frame.length);
     this.write(frame);
   }
 
@@ -217,24 +224,24 @@ function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionH
 function dispatch(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub, a: Analysis): void {
   if (a.type === A_SINGLE) {
     const method = a.method;
-    // web3.js and kit keep the socket alive with `ping` notifications: never forwarded.
-    if (a.notification && method === 'ping') return c.usage.record(c.token.id, 'ping', 1, 0, frame.length, 0);
+    // web3.js and kit keep the socket alive with `ping` notifications: never forwarded, not calls.
+    if (a.notification && method === 'ping') return bookBytes(c.usage, c.token.id, WS_KEEPALIVE, frame.length, 0);
     const kind = subscriptionKind(method);
     if (kind !== null || isUnsubscribe(method)) {
       // A frame analyzed in a worker may come back after the client left (and the hub dropped it).
       if (c.closed) return;
-      c.usage.record(c.token.id, method, 1, 0, frame.length, 0);
+      // The call is booked when the hub answers it (WsClient.answer), with its outcome.
+      bookBytes(c.usage, c.token.id, method, frame.length, 0);
       const id = a.idStart < 0 ? 'null' : frame.toString('utf8', a.idStart, a.idEnd);
       // Only subscription frames decode their params: the hub keys shared subscriptions by
       // their canonical JSON (upstream/ws/frames.ts).
       const params = a.paramsStart < 0 ? undefined : (JSON.parse(frame.toString('utf8', a.paramsStart, a.paramsEnd)) as unknown);
       if (kind !== null) hub.subscribe(c, method, params, id);
-      else hub.unsubscribe(c, params, id);
+      else hub.unsubscribe(c, method, params, id);
       return;
     }
   } else if (a.type === A_REPLY && a.reply === PARSE_ERROR_REPLY) {
-    c.usage.record(c.token.id, WS_OTHER, 1, 1, frame.length, 0);
-    return c.send(PARSE_ERROR_REPLY);
+    return c.refuse(PARSE_ERROR_REPLY, frame.length);
   }
   // Any other call, batch or invalid request: the request core HTTP calls use routes and
   // answers it, here on the socket.

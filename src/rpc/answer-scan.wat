@@ -37,7 +37,8 @@
     (i32.store offset=4 (local.get $slot) (local.get $e)))
 
   ;; The elements of the array in [$p, $end): writes each element's top-level id value as a
-  ;; (start, end) pair of i32 at $out and returns how many elements there are; -1 when the
+  ;; (start, end) pair of i32 at $out, followed by 1 when the element has a top-level "error"
+  ;; member (else 0), 12 bytes per element, and returns how many elements there are; -1 when the
   ;; text is not an array of objects with exactly one id each or has more than $max elements;
   ;; -2 when it holds a backslash (an escaped quote would end a string early here; the
   ;; caller reads such answers byte by byte). Needs 16 readable bytes after $end.
@@ -92,7 +93,8 @@
                     ;; an element opens: it must be an object
                     (if (i32.ne (i32.load8_u (local.get $pos)) (i32.const 0x7b)) (then (return (i32.const -1))))
                     (if (i32.ge_u (local.get $k) (local.get $max)) (then (return (i32.const -1))))
-                    (local.set $slot (i32.add (local.get $out) (i32.shl (local.get $k) (i32.const 3))))
+                    (local.set $slot (i32.add (local.get $out) (i32.mul (local.get $k) (i32.const 12))))
+                    (i32.store offset=8 (local.get $slot) (i32.const 0))
                     (local.set $k (i32.add (local.get $k) (i32.const 1)))
                     (local.set $found (i32.const 0)))
                   (else
@@ -117,6 +119,11 @@
               (i32.store (local.get $slot) (call $ws (i32.add (local.get $j) (i32.const 1)) (local.get $end)))
               (local.set $found (i32.const 1))
               (local.set $open (i32.const 1))))
+            ;; or "error": the element is an error answer (usage books it so, docs/usage.md)
+            (if (i32.and
+                  (i32.eq (i32.load (local.get $j)) (i32.const 0x72726522))
+                  (i32.eq (i32.and (i32.load offset=4 (local.get $j)) (i32.const 0xffffff)) (i32.const 0x22726f)))
+              (then (i32.store offset=8 (local.get $slot) (i32.const 1))))
             (br $event)))
         (local.set $i (i32.add (local.get $i) (i32.const 16)))
         (br $block)))

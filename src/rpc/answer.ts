@@ -16,13 +16,20 @@ import { skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
  * True when `resp` is an array whose elements are, in order, the answers to elements
  * [from, to) of `body`: each an object with one top-level id, of exactly the bytes
  * body[idSpans[2i], idSpans[2i+1]). Read 16 bytes at a time where it can be (answer-scan.ts).
+ * When given, `errs[k]` is set to 1 for each element k with a top-level `error` member (the
+ * same walk finds it; on false, `errs` may hold marks of the elements read so far).
  */
-export function answerInOrder(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
-  return answerInOrderFast(resp, body, idSpans, from, to) ?? answerInOrderByBytes(resp, body, idSpans, from, to);
+export function answerInOrder(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number, errs: Uint8Array | null = null): boolean {
+  return answerInOrderFast(resp, body, idSpans, from, to, errs) ?? answerInOrderByBytes(resp, body, idSpans, from, to, errs);
+}
+
+/** `"error"`: a member name the walk marks. */
+function isErrorKey(buf: Uint8Array, i: number, e: number): boolean {
+  return e - i === 7 && buf[i + 1] === 0x65 && buf[i + 2] === 0x72 && buf[i + 3] === 0x72 && buf[i + 4] === 0x6f && buf[i + 5] === 0x72;
 }
 
 /** answerInOrder, one byte at a time: for answers the 16-byte walk leaves (and to test it against). */
-export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number): boolean {
+export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number, errs: Uint8Array | null = null): boolean {
   let i = skipWs(resp, 0, resp.length);
   const end = trimEnd(resp, i, resp.length);
   if (resp[i] !== Byte.LBRACKET || from >= to) return false;
@@ -46,8 +53,10 @@ export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans
         i += n;
         found = true;
       } else {
+        const keyAt = i;
         i = skipString(resp, i, end);
         if (i < 0) return false;
+        if (errs !== null && isErrorKey(resp, keyAt, i)) errs[k] = 1;
         i = skipWs(resp, i, end);
         if (resp[i] !== Byte.COLON) return false;
         i = skipValue(resp, skipWs(resp, i + 1, end), end);

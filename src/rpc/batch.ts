@@ -16,7 +16,7 @@ import { KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId, type BatchPlan } 
 import { answerInOrder } from './answer.js';
 import { IdTable } from './ids.js';
 import { skipWs, trimEnd, uintOf } from './json-bytes.js';
-import { answerElements, ID_KEY, memberSpan, trimmedSpan } from './scan.js';
+import { answerElements, ID_KEY, isErrorSpan, memberSpan, trimmedSpan } from './scan.js';
 
 // Outputs are written into one buffer sized up front, never concatenated from views. Pieces
 // under 32 bytes (ids, separators) are copied byte by byte: cheaper than a native call.
@@ -184,6 +184,25 @@ export class BatchResults {
     for (let i = 0; i < this.bufs.length; i++) if (this.bufs[i] !== null) return true;
     return false;
   }
+
+  /**
+   * Marks in `errs` each request answered with an error: by a node (its answer's top-level
+   * members up to `result` or `error`, never the result's bytes) or by the gateway. Returns
+   * how many it marked.
+   */
+  markErrors(plan: BatchPlan, errs: Uint8Array): number {
+    let n = 0;
+    const sp = this.spans;
+    for (let i = 0; i < plan.count; i++) {
+      if (plan.kinds[i] !== KIND_REQUEST) continue;
+      const buf = this.bufs[i];
+      if (buf === null || isErrorSpan(buf, sp[4 * i]!, sp[4 * i + 1]!)) {
+        errs[i] = 1;
+        n++;
+      }
+    }
+    return n;
+  }
 }
 
 /** The client's answer in request order; null when nothing is to be answered (all notifications). */
@@ -248,6 +267,11 @@ export interface Assembled {
   merged: Buffer | null;
   /** At least one element got a node's answer. */
   answered: boolean;
+  /**
+   * 1 at each request of the batch answered with a JSON-RPC error (by a node or the gateway),
+   * found by the walks that place the answers; null when none was (usage, docs/usage.md).
+   */
+  errors: Uint8Array | null;
 }
 
 const keptIds = new IdTable();
@@ -258,9 +282,11 @@ const keptIds = new IdTable();
  * order).
  */
 export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array | null, outcomes: readonly SubOutcome[]): Assembled {
+  const errs = new Uint8Array(plan.count);
   if (order === null) {
-    const joined = joinInOrder(body, plan, outcomes);
-    if (joined !== null) return { merged: joined, answered: true };
+    const joined = joinInOrder(body, plan, outcomes, errs);
+    if (joined !== null) return { merged: joined, answered: true, errors: errs.indexOf(1) < 0 ? null : errs };
+    errs.fill(0);
     keptIds.reset(body, plan.idSpans, plan.count);
     for (let i = 0; i < plan.count; i++) keptIds.add(i);
   }
@@ -273,18 +299,19 @@ export function assembleBatch(body: Buffer, plan: BatchPlan, order: Int32Array |
     }
   }
   if (order === null) keptIds.forget();
-  return { merged: mergeBatch(body, plan, results), answered: results.anyAnswered() };
+  const merged = mergeBatch(body, plan, results);
+  return { merged, answered: results.anyAnswered(), errors: results.markErrors(plan, errs) === 0 ? null : errs };
 }
 
 /**
  * The client's answer when every sub-batch of a batch with kept ids was answered in order:
  * a lone answer as the node wrote it, several joined into one array; null otherwise.
  */
-function joinInOrder(body: Buffer, plan: BatchPlan, outcomes: readonly SubOutcome[]): Buffer | null {
+function joinInOrder(body: Buffer, plan: BatchPlan, outcomes: readonly SubOutcome[], errs: Uint8Array): Buffer | null {
   if (outcomes.length === 0) return null;
   let size = 1;
   for (const o of outcomes) {
-    if (o.response === null || !answerInOrder(o.response, body, plan.idSpans, o.from, o.to)) return null;
+    if (o.response === null || !answerInOrder(o.response, body, plan.idSpans, o.from, o.to, errs)) return null;
     size += innerEnd(o.response) - innerStart(o.response) + 1;
   }
   if (outcomes.length === 1) return outcomes[0]!.response;

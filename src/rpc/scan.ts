@@ -129,6 +129,11 @@ const ERROR_KEY = Buffer.from('"error"');
  */
 export function isErrorAnswer(buf: Buffer): boolean {
   const [start, end] = trimmedSpan(buf);
+  return isErrorSpan(buf, start, end);
+}
+
+/** isErrorAnswer for the answer object spanning [start, end) of `buf` (a batch answer's element). */
+export function isErrorSpan(buf: Buffer, start: number, end: number): boolean {
   if (buf[start] !== Byte.LBRACE) return false;
   let i = skipWs(buf, start + 1, end);
   while (i < end && buf[i] === Byte.QUOTE) {

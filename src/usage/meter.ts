@@ -19,10 +19,6 @@ export interface UsageCell {
   histogram: string | null;
 }
 
-/** Method label for WebSocket notifications the gateway delivered (bytes out only). */
-export const WS_NOTIFICATIONS = '(ws notifications)';
-/** Method label for a WebSocket frame that was not a readable call. */
-export const WS_OTHER = '(ws other)';
 /** At most this many distinct method names per token; later ones count as '(other)'. */
 const MAX_METHODS_PER_TOKEN = 256;
 /** Usage histograms: 2 significant digits (1% resolution, ~12 KiB per busy cell), up to 10 min. */

@@ -1,6 +1,6 @@
 // The whole newcomer journey in a real browser (Debian's Chromium driven by playwright-core):
 // register → name the first stack → create a token → call the gateway with it → see the call
-// count rise on the overview and on RPC Analytics. Screenshots go to test-output/.
+// count rise on the overview and on RPC Analytics, a node's error inside a batch as an error. Screenshots go to test-output/.
 
 import { existsSync, mkdirSync } from 'node:fs';
 import t from 'tap';
@@ -44,11 +44,16 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     const token = (await page.textContent('#token-created'))!.trim();
     t.match(token, /^jg_[A-Za-z0-9_-]{20,}$/, 'the full token is shown once');
 
-    const calls = 7;
-    for (let i = 0; i < calls; i++) {
+    const singles = 7;
+    for (let i = 0; i < singles; i++) {
       const r = await fetch(`${h.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
       t.equal(r.status, 200);
     }
+    // A batch whose second call the node refuses (-32601): two calls, one error (docs/usage.md).
+    const batch = await fetch(`${h.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"}]' });
+    t.equal(batch.status, 200);
+    await batch.text();
+    const calls = singles + 2;
     const start = Date.now();
     await page.goto(stackUrl);
     await page.waitForFunction((n) => Number(document.querySelector('#overview-calls')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
@@ -67,6 +72,8 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     await page.goto(stackUrl + '/nodes');
     await page.waitForFunction((n) => Number(document.querySelector('#analytics-calls-total')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
     t.match(await page.textContent('#analytics-table'), /getSlot/, 'per-method row');
+    await page.waitForFunction(() => document.querySelector<HTMLElement>('#analytics-errors-total')?.dataset.value === '1', undefined, { timeout: 20_000 });
+    t.match(await page.textContent('#analytics-table'), /nope/, "the batch element's node error is booked under its method");
     t.match(await page.textContent('body'), new RegExp(h.url.replace(/[./]/g, '\\$&')), 'the HTTP endpoint is shown');
     await page.screenshot({ path: OUT + 'analytics.png', fullPage: true });
     t.pass(`screenshots: ${OUT}overview.png, ${OUT}analytics.png`);

@@ -19,7 +19,8 @@ export interface Subscriber {
   /** Canonical keys this connection subscribed to (duplicate check). */
   readonly keys: Set<string>;
   closed: boolean;
-  send(text: string): void;
+  /** The answer to the client's subscribe or unsubscribe call `method` (booked as its outcome). */
+  answer(method: string, failed: boolean, text: string): void;
   /** A notification; `frame` is reused once this returns (uWS copies what it sends). */
   notify(frame: Buffer): void;
 }
@@ -134,9 +135,9 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     const kind = subscriptionKind(method)!;
     const paramsJson = params === undefined ? '[]' : canonicalJson(params);
     const key = method + paramsJson;
-    if (conn.keys.has(key)) return conn.send(errorBody(Errors.duplicateSubscription, reqId, { method }));
+    if (conn.keys.has(key)) return conn.answer(method, true, errorBody(Errors.duplicateSubscription, reqId, { method }));
     if (conn.subs.size >= this.opts.maxSubscriptionsPerConnection) {
-      return conn.send(errorBody(Errors.subscriptionLimit, reqId, { max: this.opts.maxSubscriptionsPerConnection }));
+      return conn.answer(method, true, errorBody(Errors.subscriptionLimit, reqId, { max: this.opts.maxSubscriptionsPerConnection }));
     }
     let shared = this.byKey.get(key);
     if (shared === undefined) {
@@ -151,13 +152,13 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     if (shared.active) this.confirm(cs);
   }
 
-  unsubscribe(conn: Subscriber, params: unknown, reqId: string): void {
+  unsubscribe(conn: Subscriber, method: string, params: unknown, reqId: string): void {
     const first = Array.isArray(params) ? (params[0] as unknown) : undefined;
     const idText = typeof first === 'number' ? String(first) : typeof first === 'string' ? JSON.stringify(first) : null;
     const cs = idText === null ? undefined : conn.subs.get(idText);
-    if (cs === undefined || cs.reqId !== null) return conn.send(rpcError(INVALID_SUB, reqId));
+    if (cs === undefined || cs.reqId !== null) return conn.answer(method, true, rpcError(INVALID_SUB, reqId));
     this.release(cs);
-    conn.send(`{"jsonrpc":"2.0","result":true,"id":${reqId}}`);
+    conn.answer(method, false, `{"jsonrpc":"2.0","result":true,"id":${reqId}}`);
   }
 
   /** A client went away: release all its subscriptions. */
@@ -167,7 +168,7 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
 
   private confirm(cs: ClientSub): void {
     if (cs.reqId === null) return;
-    cs.conn.send(`{"jsonrpc":"2.0","result":${cs.idText},"id":${cs.reqId}}`);
+    cs.conn.answer(cs.shared.method, false, `{"jsonrpc":"2.0","result":${cs.idText},"id":${cs.reqId}}`);
     cs.reqId = null;
   }
 
@@ -245,7 +246,7 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
           confirmed++;
           continue;
         }
-        cs.conn.send(rpcError(e, cs.reqId));
+        cs.conn.answer(shared.method, true, rpcError(e, cs.reqId));
         cs.reqId = null;
         this.release(cs);
       }

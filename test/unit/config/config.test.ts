@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { DEFAULTS } from '../../../src/config/defaults.js';
-import { ConfigError, loadConfig, parseConfig, resolveConfig } from '../../../src/config/load.js';
+import { ConfigError, loadConfig, loadStoreUrl, parseConfig, resolveConfig } from '../../../src/config/load.js';
 import { configJsonSchema } from '../../../src/config/json-schema.js';
 import { ConfigSchema } from '../../../src/config/schema.js';
 
@@ -77,6 +77,20 @@ t.test('nodes entries get weight 1; tokens entries get active: true', async (t) 
 t.test('unknown top-level key, with a did-you-mean', async (t) => {
   t.equal(fails('rpcc: { port: 1 }\n'), 'config: unknown key "rpcc" at top level (did you mean "rpc"?)');
   t.equal(fails('Nodes: []\n'), 'config: unknown key "Nodes" at top level (did you mean "nodes"?)');
+});
+
+t.test('a file with three mistakes reports all three, each with its path', async (t) => {
+  const e = errorOf(() => parseConfig('rpc: { prot: 1, port: -5 }\nlimits: { maxBatch: lots }\n', {}));
+  t.equal(e.problems.length, 3, e.message);
+  t.match(e.problems, [/^rpc: unknown key "prot" \(did you mean "port"\?\)$/, /^rpc\.port: expected/, /^limits\.maxBatch: expected .*got "lots"$/]);
+});
+
+t.test('unknown keys in several places and a wrong value are reported together', async (t) => {
+  const e = errorOf(() => parseConfig('rpcc: { port: 1 }\nnodes: [{ id: a, url: http://x, wieght: 2 }]\nchain: bitcoin\n', {}));
+  t.equal(e.problems.length, 3, e.message);
+  t.ok(e.problems.some((p) => p.startsWith('unknown key "rpcc" at top level (did you mean "rpc"?)')));
+  t.ok(e.problems.some((p) => p.startsWith('nodes[0]: unknown key "wieght" (did you mean "weight"?)')));
+  t.ok(e.problems.some((p) => p.startsWith('chain: ')));
 });
 
 t.test('unknown top-level key with no near match lists the known keys', async (t) => {
@@ -361,4 +375,17 @@ t.test('a full config round-trips through a file', async (t) => {
   writeFileSync(file, JSON.stringify({ ...DEFAULTS, nodes: [{ id: 'n1', url: 'http://n1', weight: 0 }] }));
   const c = loadConfig(file, {});
   t.same(c, { ...DEFAULTS, nodes: [{ id: 'n1', url: 'http://n1', weight: 0 }] }, 'JSON is YAML');
+});
+
+t.test('loadStoreUrl reads store.url alone: other keys and their variables are not resolved', async (t) => {
+  const dir = t.testdir({
+    'only.yaml': 'store: { url: "sqlite://${DIR}/jg.db" }\nadmin: { token: ${UNSET_TOKEN} }\nrpcc: nonsense\n',
+    'none.yaml': 'rpc: { port: 1 }\n',
+    'bad.yaml': 'store: { url: "mysql://x" }\n',
+  });
+  t.equal(loadStoreUrl(join(dir, 'only.yaml'), { DIR: '/srv' }), 'sqlite:///srv/jg.db');
+  t.equal(loadStoreUrl(join(dir, 'none.yaml'), {}), DEFAULTS.store.url);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'only.yaml'), {})).message, /^config: store\.url: .*DIR/);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'bad.yaml'), {})).message, /^config: store\.url: expected a sqlite:\/\/, postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/x"/);
+  t.match(errorOf(() => loadStoreUrl(join(dir, 'missing.yaml'), {})).message, /file not found/);
 });

@@ -87,3 +87,30 @@ t.test('answers with a backslash, and very large ones, go to the byte walk; memo
   t.equal(answerInOrderFast(small, body, plan.idSpans, 0, 2), true, 'a small answer after a large one: the zeroed slack is where it ends');
   t.equal(answerInOrderFast(b('[{"id":1,"result":0},{"result":1,"id":"b"}'), body, plan.idSpans, 0, 2), false, 'cut short after a large answer left bytes in memory');
 });
+
+t.test('seeded: both walks mark the same elements as error answers, and only top-level "error" members', async (t) => {
+  const r = rng(20261126);
+  for (let round = 0; round < 500; round++) {
+    const n = 1 + Math.floor(r() * 10);
+    const body = b('[' + Array.from({ length: n }, (_, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"getSlot"}`).join(',') + ']');
+    const plan = planOf(body);
+    const want = new Uint8Array(n);
+    const elements = Array.from({ length: n }, (_, i) => {
+      const error = r() < 0.3;
+      want[i] = error ? 1 : 0;
+      const member = error ? '"error" : {"code":-32601,"message":"Method not found"}' : `"result":${value(r, 0)}`;
+      const members = ['"jsonrpc":"2.0"', member];
+      // `"errors"` and a nested `"error"` are not the answer's error member
+      if (r() < 0.3) members.push('"errors":1', '"data":{"error":2}');
+      members.splice(Math.floor(r() * (members.length + 1)), 0, `"id":${i + 1}`);
+      return '{' + members.join(',') + '}';
+    });
+    const resp = b('[' + elements.join(',') + ']');
+    const fast = new Uint8Array(n);
+    const slow = new Uint8Array(n);
+    t.equal(answerInOrderFast(resp, body, plan.idSpans, 0, n, fast), true);
+    t.equal(answerInOrderByBytes(resp, body, plan.idSpans, 0, n, slow), true);
+    t.same(fast, want, 'the 16-byte walk');
+    t.same(slow, want, 'the byte walk');
+  }
+});

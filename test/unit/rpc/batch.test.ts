@@ -204,8 +204,9 @@ t.test('assembleBatch: keeps request order and splices the raw client ids', asyn
   const r1 = '[' + [3, 2, 1, 0].map((p) => answer(p, `{"p":${p},"rentEpoch":${U64}}`)).join(',') + ']';
   const r2 = ' [\n' + [8, 7, 6, 5, 4].map((p) => answer(p, `{"p":${p}}`)).join(' ,\n') + ' ]\n';
   for (const outcomes of [[ok(0, 4, r1), ok(4, 9, r2)], [ok(4, 9, r2), ok(0, 4, r1)]]) {
-    const { merged, answered } = assembleBatch(body, plan, order, outcomes);
+    const { merged, answered, errors } = assembleBatch(body, plan, order, outcomes);
     t.equal(answered, true);
+    t.equal(errors, null, 'no element answered with an error');
     const text = merged!.toString('utf8');
     const entries = rawElements(text);
     t.equal(entries.length, ids.length);
@@ -225,8 +226,9 @@ t.test('assembleBatch: one error object for a whole sub-batch answers each of it
   const plan = planOf(body);
   const order = forwardable(plan);
   const unhealthy = '{"jsonrpc":"2.0","error":{"code":-32005,"message":"Node is unhealthy","data":{}},"id":null}';
-  const { merged, answered } = assembleBatch(body, plan, order, [ok(0, 3, unhealthy), ok(3, 4, '[' + answer(3, '"fine"') + ']')]);
+  const { merged, answered, errors } = assembleBatch(body, plan, order, [ok(0, 3, unhealthy), ok(3, 4, '[' + answer(3, '"fine"') + ']')]);
   t.equal(answered, true);
+  t.same([...errors!], [1, 1, 0, 0], "the node's error answers both requests; the notification is no answer");
   const text = merged!.toString('utf8');
   t.equal(
     text,
@@ -242,8 +244,9 @@ t.test('assembleBatch: an element the node left out becomes 7502 in its place', 
   const body = b('[{"jsonrpc":"2.0","id":"x","method":"m"},{"jsonrpc":"2.0","id":12345678901234567890,"method":"m"},{"jsonrpc":"2.0","id":null,"method":"m"}]');
   const plan = planOf(body);
   const order = forwardable(plan);
-  const { merged, answered } = assembleBatch(body, plan, order, [ok(0, 3, '[' + answer(2, '3') + ',' + answer(0, '1') + ']')]);
+  const { merged, answered, errors } = assembleBatch(body, plan, order, [ok(0, 3, '[' + answer(2, '3') + ',' + answer(0, '1') + ']')]);
   t.equal(answered, true);
+  t.same([...errors!], [0, 1, 0], 'the 7502 in its place is an error');
   const text = merged!.toString('utf8');
   const entries = rawElements(text);
   t.equal(entries[0], '{"jsonrpc":"2.0","result":1,"id":"x"}');
@@ -289,6 +292,7 @@ t.test('assembleBatch: gateway errors for a failed sub-batch, invalid elements i
   t.equal(entries[1], invalid('"no-version"'));
   t.equal(entries[2], '{"jsonrpc":"2.0","error":{"code":7504,"message":"Node timed out","data":{"attempts":1}},"id":"t"}');
   t.equal(entries[3], invalid('null'));
+  t.same([...r.errors!], [0, 0, 1, 0], 'the failed request is marked; invalid elements are counted by their kind');
 
   const none = assembleBatch(body, plan, order, [{ ...failed, from: 0, to: 2, error: Errors.noNode }]);
   t.equal(none.answered, false, 'no node answered anything');
@@ -477,4 +481,18 @@ t.test('analyze: escapes in member names and values are decoded like JSON.parse 
   t.equal(single.type, A_SINGLE);
   t.equal(single.method, 'getSlot');
   t.equal(single.notification, true);
+});
+
+t.test('assembleBatch: node error answers are marked on both paths, ids kept (in order) and ids rewritten', async (t) => {
+  const body = b('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]');
+  const plan = planOf(body);
+  t.ok(plan.idsKept);
+  const notFound = (id: number): string => `{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":${id}}`;
+  const kept = assembleBatch(body, plan, null, [ok(0, 3, `[{"jsonrpc":"2.0","result":5,"id":1},${notFound(2)},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`)]);
+  t.same([...kept.errors!], [0, 1, 0], 'in order: the walk that checks the ids marks the error');
+  const shuffled = assembleBatch(body, plan, null, [ok(0, 3, `[${notFound(2)},{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`)]);
+  t.same([...shuffled.errors!], [0, 1, 0], 'out of order: matched by id, then marked');
+  const order = forwardable(plan);
+  const rewritten = assembleBatch(body, plan, order, [ok(0, 3, `[${notFound(1)},{"jsonrpc":"2.0","result":5,"id":0},{"jsonrpc":"2.0","result":6,"id":2}]`)]);
+  t.same([...rewritten.errors!], [0, 1, 0]);
 });

@@ -3,8 +3,6 @@
 
 import t from 'tap';
 import { analyze, type BatchPlan } from '../../../src/rpc/analyze.js';
-import type { SubOutcome } from '../../../src/rpc/batch.js';
-import { Errors } from '../../../src/errors.js';
 import { BATCH, bookUsage, INVALID, type BookedRequest } from '../../../src/usage/booking.js';
 import { UsageMeter } from '../../../src/usage/meter.js';
 
@@ -19,7 +17,7 @@ function cells(m: UsageMeter): [string, number, number, number, number][] {
 }
 
 function single(method: string | null, received = 30): BookedRequest {
-  return { token: TOKEN, method, plan: null, outcomes: null, received };
+  return { token: TOKEN, method, plan: null, elementErrors: null, received };
 }
 
 t.test('a single call: one call under its method, bytes both ways, latency', async (t) => {
@@ -55,8 +53,7 @@ t.test('a batch: one call per element, runs of one method booked together, bytes
   const m = new UsageMeter();
   const body = '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"bad":1},{"jsonrpc":"2.0","id":3,"method":"getBalance"},{"jsonrpc":"2.0","id":4,"method":"getSlot"}]';
   const plan = planOf(body);
-  const outcomes: SubOutcome[] = [{ from: 0, to: 4, response: Buffer.from('[]'), error: null, errorData: null }];
-  bookUsage(m, { token: TOKEN, method: null, plan, outcomes, received: body.length }, '200 OK', Buffer.alloc(90), 5000);
+  bookUsage(m, { token: TOKEN, method: null, plan, elementErrors: null, received: body.length }, '200 OK', Buffer.alloc(90), 5000);
   const drained = m.drain();
   t.same(
     drained.map((c) => [c.method, c.calls, c.errors, c.bytesIn, c.bytesOut]),
@@ -71,25 +68,30 @@ t.test('a batch: one call per element, runs of one method booked together, bytes
   t.equal(drained[3]!.histogram, null, 'the (batch) record has none');
 });
 
-t.test('a batch: failed sub-batches are errors under (batch); a failed batch makes every element an error', async (t) => {
-  const body = '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]';
+t.test('a batch: each element answered with an error (node or gateway) is an error of its method; a failed batch makes every element one', async (t) => {
+  const body = '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]';
   const plan = planOf(body);
-  const outcomes: SubOutcome[] = [
-    { from: 0, to: 2, response: null, error: Errors.upstreamTimeout, errorData: null },
-    { from: 2, to: 3, response: Buffer.from('[]'), error: null, errorData: null },
-  ];
   const partly = new UsageMeter();
-  bookUsage(partly, { token: TOKEN, method: null, plan, outcomes, received: 10 }, '200 OK', Buffer.alloc(5), 10);
+  bookUsage(partly, { token: TOKEN, method: null, plan, elementErrors: Uint8Array.of(0, 1, 1), received: 10 }, '200 OK', Buffer.alloc(5), 10);
   t.same(cells(partly), [
-    ['getSlot', 3, 0, 0, 0],
-    [BATCH, 0, 2, 10, 5],
-  ]);
-  const whole = new UsageMeter();
-  bookUsage(whole, { token: TOKEN, method: null, plan, outcomes: [outcomes[0]!], received: 10 }, '504 Gateway Timeout', Buffer.alloc(5), 10);
-  t.same(cells(whole), [
-    ['getSlot', 3, 3, 0, 0],
+    ['getSlot', 2, 1, 0, 0],
+    ['nope', 1, 1, 0, 0],
     [BATCH, 0, 0, 10, 5],
   ]);
+  const whole = new UsageMeter();
+  bookUsage(whole, { token: TOKEN, method: null, plan, elementErrors: null, received: 10 }, '504 Gateway Timeout', Buffer.alloc(5), 10);
+  t.same(cells(whole), [
+    ['getSlot', 2, 2, 0, 0],
+    ['nope', 1, 1, 0, 0],
+    [BATCH, 0, 0, 10, 5],
+  ]);
+  const oneMethod = planOf('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"}]');
+  const m = new UsageMeter();
+  bookUsage(m, { token: TOKEN, method: null, plan: oneMethod, elementErrors: Uint8Array.of(0, 1), received: 10 }, '200 OK', Buffer.alloc(5), 10);
+  t.same(cells(m), [
+    ['getSlot', 2, 1, 0, 0],
+    [BATCH, 0, 0, 10, 5],
+  ], 'a batch of one method counts its marked elements');
 });
 
 t.test('a batch of one method is booked in one step, as its elements one by one would be', async (t) => {
@@ -103,8 +105,8 @@ t.test('a batch of one method is booked in one step, as its elements one by one 
   for (const status of ['200 OK', '504 Gateway Timeout']) {
     const oneStep = new UsageMeter();
     const byElement = new UsageMeter();
-    bookUsage(oneStep, { token: TOKEN, method: null, plan, outcomes: null, received: 10 }, status, Buffer.alloc(5), 10);
-    bookUsage(byElement, { token: TOKEN, method: null, plan: { ...plan, method: '' }, outcomes: null, received: 10 }, status, Buffer.alloc(5), 10);
+    bookUsage(oneStep, { token: TOKEN, method: null, plan, elementErrors: null, received: 10 }, status, Buffer.alloc(5), 10);
+    bookUsage(byElement, { token: TOKEN, method: null, plan: { ...plan, method: '' }, elementErrors: null, received: 10 }, status, Buffer.alloc(5), 10);
     t.same(cells(oneStep), cells(byElement), `${status}: the same records`);
   }
 });

@@ -39,6 +39,13 @@ class FakeSocket implements NodeSocket {
     reply(Buffer.from(`{"jsonrpc":"2.0","result":${resultJson},"id":${id}}`), null);
   }
 
+  /** Refuses the request with id `id` with a JSON-RPC error. */
+  refuse(id: number, code: number, message: string): void {
+    const reply = this.pending.get(id)!;
+    this.pending.delete(id);
+    reply(Buffer.from(`{"jsonrpc":"2.0","error":{"code":${code},"message":${JSON.stringify(message)}},"id":${id}}`), null);
+  }
+
   notify(upstreamId: string, slot: number): void {
     this.events.notification(this, Buffer.from(`{"jsonrpc":"2.0","method":"slotNotification","params":{"result":{"parent":${slot - 1},"root":${slot - 32},"slot":${slot}},"subscription":${upstreamId}}}`));
   }
@@ -61,8 +68,12 @@ class FakeClient implements Subscriber {
   readonly sent: string[] = [];
   readonly notes: string[] = [];
 
-  send(text: string): void {
+  /** Each answer's call and outcome, as usage books it: "method ok" or "method failed". */
+  readonly outcomes: string[] = [];
+
+  answer(method: string, failed: boolean, text: string): void {
     this.sent.push(text);
+    this.outcomes.push(`${method} ${failed ? 'failed' : 'ok'}`);
   }
 
   notify(frame: Buffer): void {
@@ -117,7 +128,20 @@ t.test('identical subscriptions share one upstream subscription; each client get
   hub.subscribe(a, 'slotSubscribe', [], '2');
   t.match(a.sent.at(-1), /"id":2/, 'the same client subscribing twice gets an error');
   t.match(a.sent.at(-1), /"error"/);
+  t.equal(a.outcomes.at(-1), 'slotSubscribe failed', 'booked as a failed call');
   t.equal(sockets[0]!.log.length, 1);
+});
+
+t.test('a subscription the node refuses is answered to each waiting client as a failed call', async (t) => {
+  const { hub, sockets } = setup();
+  const a = new FakeClient();
+  const b = new FakeClient();
+  hub.subscribe(a, 'signatureSubscribe', ['bad'], '1');
+  hub.subscribe(b, 'signatureSubscribe', ['bad'], '2');
+  sockets[0]!.refuse(1, -32602, 'Invalid params');
+  t.match(a.sent, [/"error":\{"code":-32602/]);
+  t.same([a.outcomes, b.outcomes], [['signatureSubscribe failed'], ['signatureSubscribe failed']]);
+  t.equal(hub.sharedCount, 0, 'nothing left waiting for it');
 });
 
 t.test('different params are different upstream subscriptions', async (t) => {
@@ -139,14 +163,15 @@ t.test('the last client leaving cancels the upstream subscription', async (t) =>
   sockets[0]!.answer(1, '42');
   const socket = sockets[0]!;
 
-  hub.unsubscribe(a, [0], '2');
+  hub.unsubscribe(a, 'slotUnsubscribe', [0], '2');
   t.same(a.sent.at(-1), '{"jsonrpc":"2.0","result":true,"id":2}');
   t.same(socket.log, ['slotSubscribe []'], 'b still listens: nothing sent upstream');
   socket.notify('42', 7);
   t.same([a.notes.length, b.notes.length], [0, 1], 'only b is notified');
 
-  hub.unsubscribe(a, [0], '3');
+  hub.unsubscribe(a, 'slotUnsubscribe', [0], '3');
   t.match(a.sent.at(-1), /Invalid subscription id/, 'an id already released is refused');
+  t.same(a.outcomes, ['slotSubscribe ok', 'slotUnsubscribe ok', 'slotUnsubscribe failed'], 'each answer names its call and outcome');
 
   hub.dropClient(b);
   t.same(socket.log, ['slotSubscribe []', 'slotUnsubscribe [42]'], 'the last client gone: cancelled upstream');
