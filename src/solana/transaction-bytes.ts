@@ -43,8 +43,12 @@ const scratch = new Uint8Array(MAX_TRANSACTION_BYTES);
 const limbs = new Float64Array(MAX_TRANSACTION_BYTES / 2 + 2);
 const B58_POW = [1, 58, 58 * 58, 58 ** 3, 58 ** 4, 58 ** 5];
 
-/** Decodes base58 `src[start,end)` into `scratch`; returns the byte length or -1. */
-function decodeBase58(src: Uint8Array, start: number, end: number): number {
+/**
+ * Decodes base58 `src[start,end)` into the front of `out`; returns the byte length, or -1 on
+ * a character outside the alphabet or when it does not fit `out`. Blockhashes and pubkeys
+ * (32 bytes) and transactions (≤ 1232) use it; nothing is allocated.
+ */
+export function decodeBase58Into(src: Uint8Array, start: number, end: number, out: Uint8Array): number {
   if (end - start > MAX_BASE58_CHARS) return -1;
   let zeros = 0;
   while (start + zeros < end && src[start + zeros] === 0x31) zeros++;
@@ -78,11 +82,11 @@ function decodeBase58(src: Uint8Array, start: number, end: number): number {
   let bytes = used * 2;
   if (used > 0 && limbs[used - 1]! < 256) bytes--;
   const total = zeros + bytes;
-  if (total > MAX_TRANSACTION_BYTES) return -1;
-  scratch.fill(0, 0, zeros);
+  if (total > out.length) return -1;
+  out.fill(0, 0, zeros);
   for (let b = 0; b < bytes; b++) {
     const limb = limbs[b >> 1]!;
-    scratch[total - 1 - b] = (b & 1) === 0 ? limb % 256 : Math.floor(limb / 256);
+    out[total - 1 - b] = (b & 1) === 0 ? limb % 256 : Math.floor(limb / 256);
   }
   return total;
 }
@@ -159,7 +163,7 @@ export function readRecentBlockhash(body: Uint8Array, start: number, end: number
     tx.length = (chars / 4) * 3 - pad;
     tx.base64 = true;
   } else {
-    const n = decodeBase58(body, start, end);
+    const n = decodeBase58Into(body, start, end, scratch);
     if (n <= 0) return TxRead.Unparsable;
     tx.length = n;
     tx.base64 = false;
