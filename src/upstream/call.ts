@@ -8,6 +8,7 @@
 import { Errors, type GatewayErrorSpec } from '../errors.js';
 import { isErrorAnswer, isWs } from '../rpc/scan.js';
 import { usable } from '../routing/node-view.js';
+import type { FreshCall } from '../solana/fresh-routing.js';
 import type { CallEvents } from './call-policy.js';
 import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
@@ -154,7 +155,7 @@ export interface CallSpec {
   events?: CallEvents | null;
 }
 
-export class UpstreamCall {
+export class UpstreamCall implements FreshCall {
   /** Set on success: the node's body (2xx, or a 4xx other than 429, passed through). */
   response: Buffer | null = null;
   status = 0;
@@ -200,6 +201,13 @@ export class UpstreamCall {
   readonly fanout: number;
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
+  // Fresh-state routing (solana/fresh-routing.ts): read from the body on the first pick.
+  freshRead = 0;
+  needSlot = -1;
+  needCommitment = 0;
+  hashSlot = -1;
+  hash: Uint8Array | null = null;
+  freshExpired = false;
 
   constructor(
     /** Told when the call is finished. */

@@ -5,7 +5,7 @@ import t from 'tap';
 import { getBase58Codec } from '@solana/kit';
 import { silentLogger } from '../../src/log.js';
 import { BlockhashBook } from '../../src/solana/blockhash-book.js';
-import { NodeChainWatch } from '../../src/solana/chain-watch.js';
+import { NodeChainWatch } from '../../src/upstream/chain-watch.js';
 import { ChainView, Commitment } from '../../src/solana/chain-view.js';
 import { startSim } from '../../src/tools/sim/node.js';
 import { UpstreamNode } from '../../src/upstream/node.js';

@@ -6,10 +6,10 @@
 // poll asks for the processed slot too, and the stream is reopened with backoff.
 
 import type { Logger } from 'pino';
-import type { UpstreamNode } from '../upstream/node.js';
-import { UpstreamSocket } from '../upstream/ws/node-socket.js';
-import type { BlockhashBook } from './blockhash-book.js';
-import { Commitment, type ChainView } from './chain-view.js';
+import type { UpstreamNode } from './node.js';
+import { UpstreamSocket } from './ws/node-socket.js';
+import type { BlockhashBook } from '../solana/blockhash-book.js';
+import { Commitment, type ChainView } from '../solana/chain-view.js';
 
 export interface ChainWatchOptions {
   /** Poll period; about one slot (400 ms) keeps confirmed and the book within a slot. */
