@@ -2,6 +2,9 @@
 // (docs/solana-routing.md "Agave error classes"). A node's answer is classified by its code
 // alone, so the decision costs one table lookup and never a parse of the node's body.
 
+import { Byte } from '../rpc/bytes.js';
+import { memberSpan, skipWs } from '../rpc/scan.js';
+
 /** What a node's error answer means for routing. */
 export const enum ErrorClass {
   /** The answer is the client's: pass it through unchanged. */
@@ -56,4 +59,54 @@ export function classOf(code: number): ErrorClass {
 
 export function agaveError(code: number): AgaveError | undefined {
   return code < FIRST || code > -32001 ? undefined : BY_CODE[code - FIRST];
+}
+
+const ERROR_KEY = Buffer.from('"error"');
+const CODE_KEY = Buffer.from('"code"');
+const DATA_KEY = Buffer.from('"data"');
+const NUM_SLOTS_BEHIND_KEY = Buffer.from('"numSlotsBehind"');
+const BLOCKHASH_NOT_FOUND = Buffer.from('"BlockhashNotFound"');
+const span = new Int32Array(2);
+
+/** Integer at `buf[s,e)` (an optional minus sign, at most 15 digits), NaN otherwise. */
+function intAt(buf: Buffer, s: number, e: number): number {
+  const neg = buf[s] === 0x2d;
+  let i = neg ? s + 1 : s;
+  if (i >= e || e - i > 15) return NaN;
+  let v = 0;
+  for (; i < e; i++) {
+    const d = buf[i]! - 0x30;
+    if (d < 0 || d > 9) return NaN;
+    v = v * 10 + d;
+  }
+  return neg ? -v : v;
+}
+
+/** Where the error object of a single answer sits: span[0..1], or false when it has none. */
+function errorSpan(body: Buffer): boolean {
+  const start = skipWs(body, 0, body.length);
+  return body[start] === Byte.LBRACE && memberSpan(body, start, body.length, ERROR_KEY, span) && body[span[0]!] === Byte.LBRACE;
+}
+
+/** The `error.code` of a single JSON-RPC answer, or NaN when it is not an error answer. */
+export function errorCodeOf(body: Buffer): number {
+  if (!errorSpan(body)) return NaN;
+  const es = span[0]!;
+  const ee = span[1]!;
+  return memberSpan(body, es, ee, CODE_KEY, span) ? intAt(body, span[0]!, span[1]!) : NaN;
+}
+
+/** -32005's `data.numSlotsBehind`, or -1 when absent or null. */
+export function numSlotsBehindOf(body: Buffer): number {
+  if (!errorSpan(body) || !memberSpan(body, span[0]!, span[1]!, DATA_KEY, span) || body[span[0]!] !== Byte.LBRACE) return -1;
+  if (!memberSpan(body, span[0]!, span[1]!, NUM_SLOTS_BEHIND_KEY, span)) return -1;
+  const v = intAt(body, span[0]!, span[1]!);
+  return v >= 0 ? v : -1;
+}
+
+/** A -32002 preflight failure whose simulation error is BlockhashNotFound (`data.err`). */
+export function isBlockhashNotFound(body: Buffer): boolean {
+  if (!errorSpan(body) || !memberSpan(body, span[0]!, span[1]!, DATA_KEY, span)) return false;
+  const i = body.indexOf(BLOCKHASH_NOT_FOUND, span[0]!);
+  return i >= 0 && i < span[1]!;
 }

@@ -37,6 +37,10 @@ export interface FreshCall {
   hash: Uint8Array | null;
   /** The wait is over: the call goes to the freshest node. */
   freshExpired: boolean;
+  /** An answer of the node was retried elsewhere already (each kind of retry happens once). */
+  freshRetried: boolean;
+  /** Only nodes labelled `history: archive` may take it (a "not available" answer is being retried). */
+  archiveOnly: boolean;
 }
 
 export const enum FreshCause {
@@ -50,8 +54,26 @@ export const enum FreshCause {
   SentToFreshest = 3,
   /** Routed a read away from nodes behind its minContextSlot. */
   RoutedByContextSlot = 4,
+  /** A -32016 from a node believed to have reached the slot, retried on another. */
+  RetriedContextSlot = 5,
+  /** A preflight BlockhashNotFound, retried on a node that has the blockhash. */
+  RetriedBlockhash = 6,
+  /** A node error of the retry class, retried on another node. */
+  RetriedErrorClass = 7,
+  /** A "not available" answer retried on a node labelled history: archive. */
+  RetriedOnArchive = 8,
 }
-export const FRESH_CAUSES = ['waited_context_slot', 'routed_by_blockhash', 'waited_blockhash', 'sent_to_freshest', 'routed_by_context_slot'] as const;
+export const FRESH_CAUSES = [
+  'waited_context_slot',
+  'routed_by_blockhash',
+  'waited_blockhash',
+  'sent_to_freshest',
+  'routed_by_context_slot',
+  'retried_context_slot',
+  'retried_blockhash',
+  'retried_error_class',
+  'retried_on_archive',
+] as const;
 
 const PARAMS_KEY = Buffer.from('"params"');
 const MIN_CONTEXT_SLOT = Buffer.from('minContextSlot');

@@ -28,6 +28,8 @@ export interface Router {
   onNoNode?(call: UpstreamCall): boolean;
   /** A node answered the call (before its owner hears of it). */
   answered?(call: UpstreamCall): void;
+  /** A node's answer: true when the call should go to another node instead (start() routes it again). */
+  retryAnswer?(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean;
   readonly maxAttempts: number;
   readonly methodLatency: MethodLatency;
 }
@@ -208,6 +210,8 @@ export class UpstreamCall implements FreshCall {
   hashSlot = -1;
   hash: Uint8Array | null = null;
   freshExpired = false;
+  freshRetried = false;
+  archiveOnly = false;
 
   constructor(
     /** Told when the call is finished. */
@@ -329,6 +333,8 @@ export class UpstreamCall implements FreshCall {
         // A broadcast waits for an answer with a result; node errors are kept, best rank first.
         if (this.fanout > 1 && this.expectsAnswer && isErrorAnswer(body)) return this.keepErrorAnswer(a, status, body);
         if (a.rank > 0 && this.hedge !== null && this.events !== null) this.events.callEvent('hedge_won');
+        // A node error another node may not give (docs/solana-routing.md "Agave error classes").
+        if (this.live === 0 && this.router.retryAnswer?.(this, node, body) === true) return this.start();
         this.response = body;
         this.status = status;
         this.node = node;

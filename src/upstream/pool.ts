@@ -16,12 +16,20 @@ import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptio
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import type { NodeStateName } from '../routing/node-view.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
+import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
+import { isErrorAnswer } from '../rpc/scan.js';
 import { NodeChainWatch } from './chain-watch.js';
 
 /** The chain watch's poll period: about one Solana slot. */
 const CHAIN_POLL_MS = 400;
 const BLOCKHASH_KEY = Buffer.from('"blockhash":"');
+
+function archiveBitsOf(nodes: readonly UpstreamNode[]): number {
+  let bits = 0;
+  for (const n of nodes) if (n.labels?.['history'] === 'archive') bits |= n.bit;
+  return bits;
+}
 
 /** A getLatestBlockhash answer passing through teaches the book its blockhash (context slot as an upper bound). */
 function learnBlockhash(body: Buffer, book: BlockhashBook): void {
@@ -66,6 +74,8 @@ export class NodePool implements Router {
     const n = this.nodes[i]!;
     return routable(n) && (n.bit & this.freshTried) === 0;
   };
+  /** Bits of the nodes labelled `history: archive`: "not available" answers are retried there. */
+  private archiveBits = 0;
   /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
   private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
   private waitMs: number;
@@ -102,6 +112,7 @@ export class NodePool implements Router {
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
     this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
+    this.archiveBits = archiveBitsOf(this.nodes);
     this.fresh = config.chain === 'solana' ? new FreshRouting(new BlockhashBook(), config.routing.minContextSlotWaitMs, config.routing.blockhashWaitMs) : null;
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
@@ -133,6 +144,7 @@ export class NodePool implements Router {
     if (fc !== null) {
       if (fc.freshExpired) return this.freshest(fc);
       behind = fresh!.excluded(this.nodes, fc);
+      if (fc.archiveOnly) behind |= ~this.archiveBits;
     }
     const n = this.pick(call, call.tried | behind);
     if (behind !== 0) {
@@ -215,6 +227,43 @@ export class NodePool implements Router {
    * broadcast used to mark the nodes that lost the race, so the next calls of every key on
    * them waited for a probe round).
    */
+  /**
+   * A node's error answer that another node may not give (docs/solana-routing.md "Agave error
+   * classes"): true when the call goes on to another node. Each kind of retry happens once a
+   * call, within routing.maxAttempts; write methods only when the node ran nothing (preflight).
+   */
+  retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
+    const fresh = this.fresh;
+    if (fresh === null || call.freshRetried || call.attempts >= this.maxAttempts || !isErrorAnswer(body)) return false;
+    const code = errorCodeOf(body);
+    let cause: FreshCause;
+    if (code === -32016) {
+      // Only when the node was believed to have reached the slot: else the freshest node's answer stands.
+      if (call.needSlot < 0 || node.chain.slot(call.needCommitment) < call.needSlot) return false;
+      cause = FreshCause.RetriedContextSlot;
+    } else if (code === -32002) {
+      if (call.method !== 'sendTransaction' || !isBlockhashNotFound(body) || call.hashSlot < 0) return false;
+      cause = FreshCause.RetriedBlockhash;
+    } else {
+      const cls = classOf(code);
+      if (!call.retrySafe || cls === ErrorClass.Final) return false;
+      if (cls === ErrorClass.MarkNode) {
+        const behind = numSlotsBehindOf(body);
+        if (behind >= 0) node.chain.sayBehind(behind, Date.now());
+      }
+      if (cls === ErrorClass.Archive) {
+        if ((this.archiveBits & ~call.tried) === 0) return false;
+        call.archiveOnly = true;
+        cause = FreshCause.RetriedOnArchive;
+      } else cause = FreshCause.RetriedErrorClass;
+    }
+    // Another node must be there to ask, or the answer stands.
+    if (!this.nodes.some((n) => n !== node && (n.bit & call.tried) === 0 && routable(n))) return false;
+    call.freshRetried = true;
+    fresh.tally(cause);
+    return true;
+  }
+
   answered(call: UpstreamCall): void {
     if (this.fresh !== null && call.method === 'getLatestBlockhash') learnBlockhash(call.response!, this.fresh.book);
     if (call.slot < 0 || !this.picker.monotonic) return;
@@ -328,6 +377,7 @@ export class NodePool implements Router {
     // Keys the change moves leave their old node only for one that caught up with it.
     if (this.picker.monotonic) this.previous = { map, nodes, floor: Float64Array.from(nodes, (n) => n.mark.slot) };
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.archiveBits = archiveBitsOf(this.nodes);
     if (this.probes && this.hasher !== null) this.syncWatches();
     this.refreshRouting();
   }
