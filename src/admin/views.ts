@@ -2,6 +2,7 @@
 
 import type { NodeLatency } from '../metrics/latency-buckets.js';
 import type { NodeMark } from '../routing/high-water.js';
+import type { ChainView } from '../solana/chain-view.js';
 import { bestSlot, routable, slotLag, type NodeView } from '../routing/node-view.js';
 
 /** What the admin API shows of a node, beyond what the routing rules read. */
@@ -13,6 +14,8 @@ export interface AdminNode extends NodeView {
   readonly latency: NodeLatency;
   /** Shared by every worker: the admin view is the whole gateway's. */
   readonly mark: NodeMark;
+  /** Its chain view (docs/solana-routing.md "Chain view"), shared by every worker. */
+  readonly chain: ChainView;
   recentRps(now: number): number;
 }
 
@@ -41,6 +44,8 @@ export interface NodeJson {
   lastError: string | null;
   /** Highest slot the node served to an affinity key, over all workers; null while none (README "Monotonic reads"). */
   highWaterSlot: number | null;
+  /** Its processed, confirmed and finalized slots and first available block; null until known (docs/solana-routing.md "Chain view"). */
+  chain: { processed: number | null; confirmed: number | null; finalized: number | null; firstAvailable: number | null };
 }
 
 const ms3 = (us: number): number => Math.round(us) / 1000;
@@ -65,6 +70,7 @@ export function nodeJson(n: AdminNode, best: number, now: number): NodeJson {
     latency: { count: l.count, p50: p(l.p50), p90: p(l.p90), p99: p(l.p99), p999: p(l.p999) },
     lastError: n.lastError,
     highWaterSlot: n.mark.slot === 0 ? null : n.mark.slot,
+    chain: n.chain.snapshot(),
   };
 }
 

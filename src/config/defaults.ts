@@ -42,6 +42,8 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     hedge: { methods: [], percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 },
     coalesce: { methods: [], windowMs: 0 },
     methods: {},
+    minContextSlotWaitMs: 500,
+    blockhashWaitMs: 500,
   },
   affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000, monotonic: true, monotonicWaitMs: 1500 },
   rateLimits: { token: { rate: 0, burst: 1 }, methods: {} },

@@ -212,6 +212,8 @@ export const ConfigSchema = obj({
       'Identical calls share one upstream call (README "Coalescing")',
     ),
     methods: z.record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }')).meta({ description: 'Label routing per method' }),
+    minContextSlotWaitMs: int(0, 60_000).meta({ description: 'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")' }),
+    blockhashWaitMs: int(0, 60_000).meta({ description: "How long a sendTransaction waits for a node known to have its blockhash before going to the freshest node (docs/solana-routing.md \"Blockhash-aware sends\")" }),
   }),
   affinity: obj({
     seed: int(0),

@@ -12,6 +12,8 @@ import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-v
 import { Buckets } from './latency-buckets.js';
 import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js';
 import { MONOTONIC_REASONS, type NodeMark } from '../routing/high-water.js';
+import { COMMITMENT_NAMES, type ChainView } from '../solana/chain-view.js';
+import { FRESH_CAUSES } from '../solana/fresh-routing.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -35,6 +37,8 @@ export interface MetricsNode extends NodeView {
   readonly latency: { readonly buckets: Buckets };
   /** High-water mark and monotonic-read counters, shared by every worker (routing/high-water.ts). */
   readonly mark?: NodeMark;
+  /** Its chain view (solana/chain-view.ts), shared by every worker. */
+  readonly chain?: ChainView;
 }
 
 export interface MetricsSources {
@@ -200,6 +204,13 @@ export class GatewayMetrics implements RequestRecorder {
     this.wsView = view;
   }
 
+  /** Fresh-state routing's counters (docs/solana-routing.md), for Solana pools. */
+  private freshView: (() => { count(cause: number): number } | null) | null = null;
+
+  watchFresh(view: () => { count(cause: number): number } | null): void {
+    this.freshView = view;
+  }
+
   /** The exposition text (gateway metrics, then process metrics). */
   async text(): Promise<string> {
     const [own, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
@@ -300,6 +311,23 @@ export class GatewayMetrics implements RequestRecorder {
       return out;
     };
     r.registerMetric(computed('jumpgate_monotonic_waits_total', "Keyed calls that waited for a node to catch up with the node they left (node) and why it was left (reason)", 'counter', byReason((m, i) => m.waits(i))));
+    // Chain view (docs/solana-routing.md "Chain view"): each node's slot per commitment.
+    r.registerMetric(
+      computed('jumpgate_node_commitment_slot', "The node's slot at a commitment, from its slot stream and polls (0 unknown)", 'gauge', () => {
+        const out: Sample[] = [];
+        for (const n of nodes()) {
+          if (n.chain === undefined) continue;
+          for (let c = 0; c < COMMITMENT_NAMES.length; c++) out.push({ labels: { node: n.id, commitment: COMMITMENT_NAMES[c]! }, value: n.chain.slot(c) });
+        }
+        return out;
+      }),
+    );
+    r.registerMetric(
+      computed('jumpgate_fresh_routing_total', 'Fresh-state routing by cause (docs/solana-routing.md)', 'counter', () => {
+        const f = this.freshView?.() ?? null;
+        return f === null ? [] : FRESH_CAUSES.map((cause, i) => ({ labels: { cause }, value: f.count(i) }));
+      }),
+    );
     r.registerMetric(computed('jumpgate_monotonic_refusals_total', 'Keyed calls answered 7505: no node caught up within affinity.monotonicWaitMs', 'counter', byReason((m, i) => m.refusals(i))));
   }
 }

@@ -43,6 +43,12 @@ export interface NodeHealth {
   probeMs: number;
   /** The node's high-water mark, shared by every worker (routing/high-water.ts). */
   mark: SharedArrayBuffer;
+  /** The node's chain view, shared by every worker (solana/chain-view.ts). */
+  chain: SharedArrayBuffer;
+  /** The pool's blockhash book (solana/blockhash-book.ts); absent for EVM pools. */
+  book: SharedArrayBuffer | undefined;
+  /** Fresh-state routing's counters (solana/fresh-routing.ts), with the book. */
+  freshCounts: SharedArrayBuffer | undefined;
 }
 
 export type ToWorker =

@@ -44,7 +44,7 @@ interface Slot {
 }
 
 export function nodeHealth(pool: NodePool): NodeHealth[] {
-  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs, mark: n.mark.buffer }));
+  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs, mark: n.mark.buffer, chain: n.chain.buffer, book: pool.fresh?.book.buffer, freshCounts: pool.fresh?.counts.buffer as SharedArrayBuffer | undefined }));
 }
 
 export class DataPlaneWorkers {

@@ -9,6 +9,7 @@ import { Errors, type GatewayErrorSpec } from '../errors.js';
 import { skipWs, trimEnd } from '../rpc/json-bytes.js';
 import { isErrorAnswer } from '../rpc/scan.js';
 import { usable } from '../routing/node-view.js';
+import type { FreshCall } from '../solana/fresh-routing.js';
 import type { CallEvents } from './call-policy.js';
 import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
@@ -28,6 +29,8 @@ export interface Router {
   onNoNode?(call: UpstreamCall): boolean;
   /** A node answered the call (before its owner hears of it). */
   answered?(call: UpstreamCall): void;
+  /** A node's answer: true when the call should go to another node instead (start() routes it again). */
+  retryAnswer?(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean;
   readonly maxAttempts: number;
   readonly methodLatency: MethodLatency;
 }
@@ -153,7 +156,7 @@ export interface CallSpec {
   events?: CallEvents | null;
 }
 
-export class UpstreamCall {
+export class UpstreamCall implements FreshCall {
   /** Set on success: the node's body (2xx, or a 4xx other than 429, passed through). */
   response: Buffer | null = null;
   status = 0;
@@ -199,6 +202,15 @@ export class UpstreamCall {
   readonly fanout: number;
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
+  // Fresh-state routing (solana/fresh-routing.ts): read from the body on the first pick.
+  freshRead = 0;
+  needSlot = -1;
+  needCommitment = 0;
+  hashSlot = -1;
+  hash: Uint8Array | null = null;
+  freshExpired = false;
+  freshRetried = false;
+  archiveOnly = false;
 
   constructor(
     /** Told when the call is finished. */
@@ -320,6 +332,8 @@ export class UpstreamCall {
         // A broadcast waits for an answer with a result; node errors are kept, best rank first.
         if (this.fanout > 1 && this.expectsAnswer && isErrorAnswer(body)) return this.keepErrorAnswer(a, status, body);
         if (a.rank > 0 && this.hedge !== null && this.events !== null) this.events.callEvent('hedge_won');
+        // A node error another node may not give (docs/solana-routing.md "Agave error classes").
+        if (this.live === 0 && this.router.retryAnswer?.(this, node, body) === true) return this.start();
         this.response = body;
         this.status = status;
         this.node = node;

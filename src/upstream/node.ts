@@ -3,6 +3,7 @@
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
 import { NodeMark } from '../routing/high-water.js';
+import { ChainView } from '../solana/chain-view.js';
 import type { MarkedNode } from '../routing/keyed-pick.js';
 import type { NodeStateName, NodeView } from '../routing/node-view.js';
 import { Http1Pool, type PipeliningDropped } from './http1/pool.js';
@@ -65,6 +66,8 @@ export class UpstreamNode implements NodeView, MarkedNode {
   readonly labels: Readonly<Record<string, string>> | undefined;
   /** Highest slot served to affinity keys, shared by every worker (README "Monotonic reads"). */
   readonly mark: NodeMark;
+  /** Its processed, confirmed and finalized slots (docs/solana-routing.md "Chain view"). */
+  readonly chain: ChainView;
   /** Usable at the last routing refresh (a change to usable makes it returning: README "Monotonic reads"). */
   wasUsable: boolean;
   /** The slot of the last probe the routing refresh saw (a lower one means the node went back). */
@@ -104,6 +107,7 @@ export class UpstreamNode implements NodeView, MarkedNode {
     this.probes = new ProbeClient(this.origin);
     this.labels = spec.labels;
     this.mark = new NodeMark();
+    this.chain = new ChainView();
     this.wasUsable = true;
     this.lastProbedSlot = -1;
     this.weight = spec.weight;

@@ -8,13 +8,38 @@ import { answerSlot } from '../routing/answer-slot.js';
 import { KeyedPicker, WAIT, type PreviousMap } from '../routing/keyed-pick.js';
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
-import { answersProbes, usable } from '../routing/node-view.js';
+import { answersProbes, routable, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
 import { MethodLatency, type Router, type UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import type { NodeStateName } from '../routing/node-view.js';
+import { BlockhashBook } from '../solana/blockhash-book.js';
+import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
+import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
+import { isErrorAnswer } from '../rpc/scan.js';
+import { NodeChainWatch } from './chain-watch.js';
+
+/** The chain watch's poll period: about one Solana slot. */
+const CHAIN_POLL_MS = 400;
+const BLOCKHASH_KEY = Buffer.from('"blockhash":"');
+
+function archiveBitsOf(nodes: readonly UpstreamNode[]): number {
+  let bits = 0;
+  for (const n of nodes) if (n.labels?.['history'] === 'archive') bits |= n.bit;
+  return bits;
+}
+
+/** A getLatestBlockhash answer passing through teaches the book its blockhash (context slot as an upper bound). */
+function learnBlockhash(body: Buffer, book: BlockhashBook): void {
+  const at = body.indexOf(BLOCKHASH_KEY);
+  if (at < 0) return;
+  const start = at + BLOCKHASH_KEY.length;
+  const end = body.indexOf(0x22, start);
+  const slot = answerSlot(body, false);
+  if (end > start && slot > 0) book.learnBase58(body, start, end, slot);
+}
 
 /** What routing reads of a call: its affinity slot (-1: none), the nodes it already tried, its (first) method. */
 export interface RouteRequest {
@@ -40,6 +65,19 @@ export class NodePool implements Router {
   private previous: PreviousMap<UpstreamNode> | null = null;
   /** The last keyed pick answered WAIT: onNoNode() parks the call. */
   private waiting = false;
+  /** Solana chains: minContextSlot and blockhash-aware routing (docs/solana-routing.md); null otherwise. */
+  readonly fresh: FreshRouting | null;
+  /** The last pick found no node only because the others are behind what the call needs: onNoNode() parks it. */
+  private freshWaiting = false;
+  private freshTried = 0;
+  private readonly freshUsable = (i: number): boolean => {
+    const n = this.nodes[i]!;
+    return routable(n) && (n.bit & this.freshTried) === 0;
+  };
+  /** Bits of the nodes labelled `history: archive`: "not available" answers are retried there. */
+  private archiveBits = 0;
+  /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
+  private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
   private waitMs: number;
   readonly waits = new CatchUpWaits();
   /** routing.methods (README "Label routing"); empty when none. */
@@ -74,6 +112,8 @@ export class NodePool implements Router {
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
     this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
+    this.archiveBits = archiveBitsOf(this.nodes);
+    this.fresh = config.chain === 'solana' ? new FreshRouting(new BlockhashBook(), config.routing.minContextSlotWaitMs, config.routing.blockhashWaitMs) : null;
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
     this.mapNodes = this.nodes;
@@ -95,12 +135,39 @@ export class NodePool implements Router {
 
   route(call: RouteRequest): UpstreamNode | null {
     this.waiting = false;
+    this.freshWaiting = false;
+    const fresh = this.fresh;
+    // Fresh-state routing: nodes known to be behind what the call needs count as tried.
+    let behind = 0;
+    // What it routes is a call (a coalescing probe carries only slot, tried and method).
+    const fc = fresh !== null && (call as Partial<FreshCall>).freshRead !== undefined ? (call as RouteRequest & FreshCall) : null;
+    if (fc !== null) {
+      if (fc.freshExpired) return this.freshest(fc);
+      behind = fresh!.excluded(this.nodes, fc);
+      if (fc.archiveOnly) behind |= ~this.archiveBits;
+    }
+    const n = this.pick(call, call.tried | behind);
+    if (behind !== 0) {
+      if (n === null) this.freshWaiting = !this.waiting && this.nodes.some((x) => (x.bit & call.tried) === 0 && routable(x));
+      else if (call.tried === 0) fresh!.tally(fc!.needSlot >= 0 ? FreshCause.RoutedByContextSlot : FreshCause.RoutedByBlockhash);
+    }
+    return n;
+  }
+
+  private pick(call: RouteRequest, tried: number): UpstreamNode | null {
     const rule = this.methodRules.size === 0 ? null : (this.methodRules.get(call.method) ?? null);
-    if (rule === null) return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call, null);
+    if (rule === null) return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
     // Label routing: the method's nodes only; the others when none is usable and fallback is any.
-    const n = call.slot < 0 ? pickNode(this.nodes, call.tried | rule.exclude) : this.keyed(call, rule.allowed);
+    const n = call.slot < 0 ? pickNode(this.nodes, tried | rule.exclude) : this.keyed(call, tried, rule.allowed);
     if (n !== null || this.waiting || !rule.fallbackAny) return n;
-    return call.slot < 0 ? pickNode(this.nodes, call.tried) : this.keyed(call, null);
+    return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
+  }
+
+  /** The wait for a qualifying node is over: the freshest routable node the call has not tried. */
+  private freshest(call: RouteRequest & FreshCall): UpstreamNode | null {
+    this.freshTried = call.tried;
+    const i = this.fresh!.freshest(this.nodes, call, this.freshUsable);
+    return i < 0 ? null : this.nodes[i]!;
   }
 
   /**
@@ -109,8 +176,8 @@ export class NodePool implements Router {
    * nodes are a last resort; ejected and drained ones are never chosen. With monotonic reads
    * a node that has not caught up with the nodes the key leaves is not chosen (WAIT).
    */
-  private keyed(call: RouteRequest, allowed: Uint8Array | null): UpstreamNode | null {
-    const i = this.picker.pick(this.keyMap, this.mapNodes, call.slot, call.tried, allowed, this.previous);
+  private keyed(call: RouteRequest, tried: number, allowed: Uint8Array | null): UpstreamNode | null {
+    const i = this.picker.pick(this.keyMap, this.mapNodes, call.slot, tried, allowed, this.previous);
     if (i === WAIT) this.waiting = true;
     return i < 0 ? null : this.mapNodes[i]!;
   }
@@ -120,6 +187,19 @@ export class NodePool implements Router {
    * label-routed method with `fallback: none` gets the rule's 7503. False: the call's own error.
    */
   onNoNode(call: UpstreamCall): boolean {
+    if (this.freshWaiting) {
+      this.freshWaiting = false;
+      const fresh = this.fresh!;
+      const first = this.waits.first;
+      if (this.waits.park(call, fresh.waitMs(call), performance.now())) {
+        if (first) fresh.tally(call.needSlot >= 0 ? FreshCause.WaitedContextSlot : FreshCause.WaitedBlockhash);
+        return true;
+      }
+      call.freshExpired = true;
+      fresh.tally(FreshCause.SentToFreshest);
+      call.start();
+      return true;
+    }
     if (this.waiting) {
       this.waiting = false;
       const p = this.picker;
@@ -147,7 +227,45 @@ export class NodePool implements Router {
    * broadcast used to mark the nodes that lost the race, so the next calls of every key on
    * them waited for a probe round).
    */
+  /**
+   * A node's error answer that another node may not give (docs/solana-routing.md "Agave error
+   * classes"): true when the call goes on to another node. Each kind of retry happens once a
+   * call, within routing.maxAttempts; write methods only when the node ran nothing (preflight).
+   */
+  retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
+    const fresh = this.fresh;
+    if (fresh === null || call.freshRetried || call.attempts >= this.maxAttempts || !isErrorAnswer(body)) return false;
+    const code = errorCodeOf(body);
+    let cause: FreshCause;
+    if (code === -32016) {
+      // Only when the node was believed to have reached the slot: else the freshest node's answer stands.
+      if (call.needSlot < 0 || node.chain.slot(call.needCommitment) < call.needSlot) return false;
+      cause = FreshCause.RetriedContextSlot;
+    } else if (code === -32002) {
+      if (call.method !== 'sendTransaction' || !isBlockhashNotFound(body) || call.hashSlot < 0) return false;
+      cause = FreshCause.RetriedBlockhash;
+    } else {
+      const cls = classOf(code);
+      if (!call.retrySafe || cls === ErrorClass.Final) return false;
+      if (cls === ErrorClass.MarkNode) {
+        const behind = numSlotsBehindOf(body);
+        if (behind >= 0) node.chain.sayBehind(behind, Date.now());
+      }
+      if (cls === ErrorClass.Archive) {
+        if ((this.archiveBits & ~call.tried) === 0) return false;
+        call.archiveOnly = true;
+        cause = FreshCause.RetriedOnArchive;
+      } else cause = FreshCause.RetriedErrorClass;
+    }
+    // Another node must be there to ask, or the answer stands.
+    if (!this.nodes.some((n) => n !== node && (n.bit & call.tried) === 0 && routable(n))) return false;
+    call.freshRetried = true;
+    fresh.tally(cause);
+    return true;
+  }
+
   answered(call: UpstreamCall): void {
+    if (this.fresh !== null && call.method === 'getLatestBlockhash') learnBlockhash(call.response!, this.fresh.book);
     if (call.slot < 0 || !this.picker.monotonic) return;
     const node = call.node!;
     const s = answerSlot(call.response!, call.method === 'getSlot');
@@ -205,6 +323,7 @@ export class NodePool implements Router {
     if (this.probes) {
       await this.health.round();
       this.health.start();
+      this.syncWatches();
     }
     this.rateTimer = setInterval(() => {
       const now = performance.now();
@@ -218,13 +337,15 @@ export class NodePool implements Router {
    * worker. A node this worker ejected stays out until its own backoff ends, even if a
    * result sent before the control plane heard of the ejection says otherwise.
    */
-  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number; mark?: SharedArrayBuffer }[]): void {
+  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number; mark?: SharedArrayBuffer; chain?: SharedArrayBuffer; book?: SharedArrayBuffer; freshCounts?: SharedArrayBuffer }[]): void {
     const now = Date.now();
     let topology = false;
     for (const h of nodes) {
       const n = this.byId(h.id);
       if (n === undefined) continue;
       if (h.mark !== undefined) n.mark.attach(h.mark);
+      if (h.chain !== undefined) n.chain.attach(h.chain);
+      if (h.book !== undefined && h.freshCounts !== undefined && this.fresh !== null) this.fresh.attachBook(h.book, h.freshCounts);
       n.slot = h.slot;
       // As the prober seeds an inline node's latency (see health.ts seedLatency).
       if (n.requests === 0 && h.probeMs > 0) n.ewmaMs = h.probeMs;
@@ -256,7 +377,26 @@ export class NodePool implements Router {
     // Keys the change moves leave their old node only for one that caught up with it.
     if (this.picker.monotonic) this.previous = { map, nodes, floor: Float64Array.from(nodes, (n) => n.mark.slot) };
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.archiveBits = archiveBitsOf(this.nodes);
+    if (this.probes && this.hasher !== null) this.syncWatches();
     this.refreshRouting();
+  }
+
+  /** One chain watch per node of a Solana pool, as the node set changes. */
+  private syncWatches(): void {
+    const fresh = this.fresh;
+    if (fresh === null) return;
+    for (const [n, w] of this.watches) {
+      if (this.nodes.includes(n)) continue;
+      w.stop();
+      this.watches.delete(n);
+    }
+    for (const n of this.nodes) {
+      if (this.watches.has(n)) continue;
+      const w = new NodeChainWatch(n, n.chain, fresh.book, { pollMs: CHAIN_POLL_MS, timeoutMs: this.healthOpts.timeoutMs, stream: true }, this.log);
+      this.watches.set(n, w);
+      w.start();
+    }
   }
 
   setWeight(id: string, weight: number): UpstreamNode | undefined {
@@ -284,6 +424,10 @@ export class NodePool implements Router {
     this.maxAttempts = config.routing.maxAttempts;
     this.picker.monotonic = config.affinity.monotonic;
     this.waitMs = config.affinity.monotonicWaitMs;
+    if (this.fresh !== null) {
+      this.fresh.minContextSlotWaitMs = config.routing.minContextSlotWaitMs;
+      this.fresh.blockhashWaitMs = config.routing.blockhashWaitMs;
+    }
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
@@ -337,6 +481,8 @@ export class NodePool implements Router {
 
   async close(): Promise<void> {
     this.health.stop();
+    for (const w of this.watches.values()) w.stop();
+    this.watches.clear();
     this.waits.close();
     if (this.rateTimer !== null) clearInterval(this.rateTimer);
     await Promise.all([...this.nodes.map((n) => n.close().catch(() => n.destroy())), ...this.retiring]);

@@ -38,6 +38,8 @@ export async function startScriptNode(id: string, script: Script = OK): Promise<
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // An HTTP-only node: WebSocket upgrades (the gateway's slot stream) are refused.
+      if (req.method !== 'POST') return void res.writeHead(405).end();
       const text = Buffer.concat(chunks).toString();
       const parsed = JSON.parse(text) as { id?: unknown; method: string };
       const idText = JSON.stringify(parsed.id ?? null);
@@ -45,7 +47,11 @@ export async function startScriptNode(id: string, script: Script = OK): Promise<
         res.writeHead(status, { 'content-type': 'application/json' }).end(body);
       };
       if (parsed.method === 'getHealth') return send(200, `{"jsonrpc":"2.0","result":"ok","id":${idText}}`);
-      if (parsed.method === 'getSlot' && req.headers['user-agent'] === 'jumpgate-health') return send(200, `{"jsonrpc":"2.0","result":${trueSlot(400)},"id":${idText}}`);
+      // The gateway's own probes and chain watch (not client traffic): a node at the tip.
+      if (req.headers['user-agent'] === 'jumpgate-health') {
+        const result = parsed.method === 'getSlot' ? String(trueSlot(400)) : 'null';
+        return send(200, `{"jsonrpc":"2.0","result":${result},"id":${idText}}`);
+      }
       calls.push({ method: parsed.method, at: performance.now(), body: text });
       if (!sockets.has(req.socket)) {
         sockets.add(req.socket);

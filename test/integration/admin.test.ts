@@ -169,7 +169,7 @@ t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {
     ['n0', 'n1'],
   );
   for (const n of nodes) {
-    t.same(Object.keys(n).sort(), ['drained', 'ewmaMs', 'failures', 'highWaterSlot', 'id', 'inflight', 'lag', 'lastError', 'latency', 'requests', 'routable', 'rps', 'slot', 'state', 'url', 'weight'].sort(), 'fields');
+    t.same(Object.keys(n).sort(), ['chain', 'drained', 'ewmaMs', 'failures', 'highWaterSlot', 'id', 'inflight', 'lag', 'lastError', 'latency', 'requests', 'routable', 'rps', 'slot', 'state', 'url', 'weight'].sort(), 'fields');
     t.equal(n.url, h.sims.find((s) => s.id === n.id)!.url);
     t.equal(n.state, 'healthy');
     t.equal(n.weight, 1);

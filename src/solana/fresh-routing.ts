@@ -1,0 +1,182 @@
+// Fresh-state routing (docs/solana-routing.md): a call that carries `minContextSlot`, and a
+// `sendTransaction` whose blockhash the gateway knows, go only to nodes known to have
+// reached what they need; when none has, the call waits a bounded time for one and then goes
+// to the freshest node, whose answer reaches the client unchanged.
+//
+// The router asks `excluded()` on every pick: a bitmask of nodes that must not take the call
+// (those known to be behind), the same shape as a call's tried-nodes mask, so the existing
+// pickers need no other change. What the call needs is read from its bytes once, on its first
+// pick, into fields the call carries from its constructor on.
+
+import { Byte } from '../rpc/bytes.js';
+import { memberSpan, skipWs } from '../rpc/scan.js';
+import { BlockhashBook } from './blockhash-book.js';
+import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
+import { readFields, SolanaFields } from './request-fields.js';
+import { lastBlockhash, readRecentBlockhash, TxRead } from './transaction-bytes.js';
+
+/** What the router reads of a node. */
+export interface FreshNode {
+  readonly bit: number;
+  readonly chain: ChainView;
+}
+
+/** What a call carries for fresh routing; every field set in the call's constructor. */
+export interface FreshCall {
+  readonly body: Buffer;
+  readonly method: string;
+  /** 0: not read yet; 1: read (need/hash fields below are final). */
+  freshRead: number;
+  /** minContextSlot, -1 when none. */
+  needSlot: number;
+  /** Its commitment (chain-view.ts Commitment). */
+  needCommitment: number;
+  /** The blockhash's slot (a processed slot the node must have reached); -1 none, -2 not known yet. */
+  hashSlot: number;
+  /** The blockhash while its slot is not known yet (looked up again on every pick). */
+  hash: Uint8Array | null;
+  /** The wait is over: the call goes to the freshest node. */
+  freshExpired: boolean;
+  /** An answer of the node was retried elsewhere already (each kind of retry happens once). */
+  freshRetried: boolean;
+  /** Only nodes labelled `history: archive` may take it (a "not available" answer is being retried). */
+  archiveOnly: boolean;
+}
+
+export const enum FreshCause {
+  /** Waited for a node to reach minContextSlot. */
+  WaitedContextSlot = 0,
+  /** Routed a send to nodes known to have its blockhash. */
+  RoutedByBlockhash = 1,
+  /** Waited for a node known to have the blockhash. */
+  WaitedBlockhash = 2,
+  /** Gave up waiting and sent to the freshest node. */
+  SentToFreshest = 3,
+  /** Routed a read away from nodes behind its minContextSlot. */
+  RoutedByContextSlot = 4,
+  /** A -32016 from a node believed to have reached the slot, retried on another. */
+  RetriedContextSlot = 5,
+  /** A preflight BlockhashNotFound, retried on a node that has the blockhash. */
+  RetriedBlockhash = 6,
+  /** A node error of the retry class, retried on another node. */
+  RetriedErrorClass = 7,
+  /** A "not available" answer retried on a node labelled history: archive. */
+  RetriedOnArchive = 8,
+}
+export const FRESH_CAUSES = [
+  'waited_context_slot',
+  'routed_by_blockhash',
+  'waited_blockhash',
+  'sent_to_freshest',
+  'routed_by_context_slot',
+  'retried_context_slot',
+  'retried_blockhash',
+  'retried_error_class',
+  'retried_on_archive',
+] as const;
+
+const PARAMS_KEY = Buffer.from('"params"');
+const MIN_CONTEXT_SLOT = Buffer.from('minContextSlot');
+const span = new Int32Array(2);
+const fields = new SolanaFields();
+
+export class FreshRouting {
+  /** Counters per FreshCause, shared by every worker with the book (Prometheus reads them). */
+  counts = new Uint32Array(new SharedArrayBuffer(FRESH_CAUSES.length * 4));
+
+  constructor(
+    public book: BlockhashBook,
+    public minContextSlotWaitMs: number,
+    public blockhashWaitMs: number,
+  ) {}
+
+  /** A worker takes the control plane's book (what it learned before is dropped: it is at start). */
+  attachBook(buffer: SharedArrayBuffer, counts: SharedArrayBuffer): void {
+    if (buffer !== this.book.buffer) this.book = new BlockhashBook(buffer);
+    if (counts !== this.counts.buffer) this.counts = new Uint32Array(counts);
+  }
+
+  /** How often each FreshCause happened, over every worker. */
+  count(cause: FreshCause): number {
+    return Atomics.load(this.counts, cause);
+  }
+
+  /**
+   * Nodes that must not take `call` now: a mask of node bits, 0 when any may (the call needs
+   * nothing, or no node's chain is known, so there is nothing to go by).
+   */
+  excluded(nodes: readonly FreshNode[], call: FreshCall): number {
+    if (call.freshRead === 0) this.read(call);
+    if (call.needSlot < 0 && call.hashSlot === -1) return 0;
+    if (call.hashSlot === -2) {
+      const s = this.book.slotOf(call.hash!, 0);
+      if (s >= 0) {
+        call.hashSlot = s;
+        call.hash = null;
+      }
+    }
+    let known = false;
+    let mask = 0;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i]!;
+      const processed = n.chain.slot(Commitment.Processed);
+      if (processed === 0) {
+        mask |= n.bit;
+        continue;
+      }
+      known = true;
+      if (call.needSlot >= 0 && n.chain.slot(call.needCommitment) < call.needSlot) mask |= n.bit;
+      else if (call.hashSlot === -2 || (call.hashSlot >= 0 && processed < call.hashSlot)) mask |= n.bit;
+    }
+    return known ? mask : 0;
+  }
+
+  /** How long the call may wait for a node that qualifies. */
+  waitMs(call: FreshCall): number {
+    return call.needSlot >= 0 ? this.minContextSlotWaitMs : this.blockhashWaitMs;
+  }
+
+  /** The node with the highest slot at the call's commitment among those `usable` allows; -1 when none. */
+  freshest(nodes: readonly FreshNode[], call: FreshCall, usable: (i: number) => boolean): number {
+    const c = call.needSlot >= 0 ? call.needCommitment : Commitment.Processed;
+    let best = -1;
+    let bestSlot = -1;
+    for (let i = 0; i < nodes.length; i++) {
+      if (!usable(i)) continue;
+      const s = nodes[i]!.chain.slot(c);
+      if (s > bestSlot) {
+        bestSlot = s;
+        best = i;
+      }
+    }
+    return best;
+  }
+
+  tally(cause: FreshCause): void {
+    Atomics.add(this.counts, cause, 1);
+  }
+
+  /** Reads what the call needs from its bytes, once. Batches (sub-batches) need nothing. */
+  private read(call: FreshCall): void {
+    call.freshRead = 1;
+    const body = call.body;
+    const send = call.method === 'sendTransaction';
+    if (!send && body.indexOf(MIN_CONTEXT_SLOT) < 0) return;
+    const start = skipWs(body, 0, body.length);
+    if (body[start] !== Byte.LBRACE) return;
+    if (!memberSpan(body, start, body.length, PARAMS_KEY, span)) return;
+    readFields(call.method, body, span[0]!, span[1]!, fields);
+    if (fields.minContextSlot >= 0) {
+      call.needSlot = fields.minContextSlot;
+      call.needCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
+    }
+    if (!send || fields.txStart < 0) return;
+    if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) !== TxRead.Ok) return;
+    const s = this.book.slotOf(lastBlockhash.hash, 0);
+    if (s >= 0) call.hashSlot = s;
+    else {
+      call.hashSlot = -2;
+      call.hash = lastBlockhash.hash.slice();
+    }
+  }
+}

@@ -1,0 +1,174 @@
+// Keeps each node's chain view and the blockhash book current (docs/solana-routing.md
+// "Chain view"). Runs on the control plane, never on a data-plane event loop: per node a
+// `slotSubscribe` stream (processed slot and root, within a slot of the node) and, every
+// `pollMs`, `getSlot` at confirmed and `getLatestBlockhash` at processed (whose blockhash
+// the book learns with its context slot). Without a stream (no WebSocket, or it dropped) the
+// poll asks for the processed slot too, and the stream is reopened with backoff.
+
+import type { Logger } from 'pino';
+import type { UpstreamNode } from './node.js';
+import { UpstreamSocket } from './ws/node-socket.js';
+import type { BlockhashBook } from '../solana/blockhash-book.js';
+import { Commitment, type ChainView } from '../solana/chain-view.js';
+
+export interface ChainWatchOptions {
+  /** Poll period; about one slot (400 ms) keeps confirmed and the book within a slot. */
+  pollMs: number;
+  timeoutMs: number;
+  /** Open the slot stream (off for nodes known to have no WebSocket, and in some tests). */
+  stream: boolean;
+}
+
+const CONFIRMED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"confirmed"}]}';
+const PROCESSED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"processed"}]}';
+const FINALIZED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]}';
+const LATEST_BLOCKHASH = '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}';
+const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
+const RESTREAM_MIN_MS = 500;
+const RESTREAM_MAX_MS = 10_000;
+
+interface SlotNotification {
+  params?: { result?: { slot?: unknown; root?: unknown } };
+}
+
+/** What one poll round learned; exported for tests and the admin API's "last poll". */
+export interface PollResult {
+  ok: boolean;
+  error: string | null;
+}
+
+export class NodeChainWatch {
+  private socket: UpstreamSocket | null = null;
+  private streaming = false;
+  private restreamMs = RESTREAM_MIN_MS;
+  private timer: NodeJS.Timeout | null = null;
+  private restreamTimer: NodeJS.Timeout | null = null;
+  private polling = false;
+  private stopped = false;
+  private askedFirstAvailable = false;
+  /** Updates from the stream (for tests and metrics). */
+  streamUpdates = 0;
+  polls = 0;
+
+  constructor(
+    readonly node: UpstreamNode,
+    private readonly view: ChainView,
+    private readonly book: BlockhashBook,
+    private readonly opts: ChainWatchOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    if (this.opts.stream) this.openStream();
+    this.timer = setInterval(() => void this.poll(), this.opts.pollMs);
+    this.timer.unref();
+    void this.poll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    if (this.restreamTimer !== null) clearTimeout(this.restreamTimer);
+    this.socket?.close();
+    this.socket = null;
+  }
+
+  /** Whether the slot stream is open and subscribed. */
+  get streamed(): boolean {
+    return this.streaming;
+  }
+
+  private openStream(): void {
+    if (this.stopped) return;
+    const socket = new UpstreamSocket(
+      this.node,
+      this.node.wsUrl,
+      {
+        notification: (_conn, frame) => this.onSlot(frame),
+        closed: () => this.onStreamClosed(socket),
+      },
+      this.log,
+    );
+    this.socket = socket;
+    socket.request('slotSubscribe', '[]', (frame, error) => {
+      if (error !== null || frame === null || frame.includes('"error"')) {
+        socket.close();
+        return;
+      }
+      this.streaming = true;
+      this.restreamMs = RESTREAM_MIN_MS;
+    });
+  }
+
+  private onStreamClosed(socket: UpstreamSocket): void {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    this.streaming = false;
+    if (this.stopped) return;
+    this.restreamTimer = setTimeout(() => this.openStream(), this.restreamMs);
+    this.restreamTimer.unref();
+    this.restreamMs = Math.min(RESTREAM_MAX_MS, this.restreamMs * 2);
+  }
+
+  private onSlot(frame: Buffer): void {
+    let n: SlotNotification;
+    try {
+      n = JSON.parse(frame.toString()) as SlotNotification;
+    } catch {
+      return;
+    }
+    const r = n.params?.result;
+    if (r === undefined) return;
+    if (typeof r.slot === 'number') this.view.raise(Commitment.Processed, r.slot);
+    if (typeof r.root === 'number') this.view.raise(Commitment.Finalized, r.root);
+    this.streamUpdates++;
+  }
+
+  private async call(body: string): Promise<unknown> {
+    const res = await this.node.probes.post(this.node.path, body, this.opts.timeoutMs);
+    if (res.status !== 200) throw new Error('HTTP ' + res.status);
+    const parsed = JSON.parse(res.text) as { result?: unknown; error?: { code?: number; data?: { numSlotsBehind?: unknown } } };
+    if (parsed.error !== undefined) {
+      const behind = parsed.error.data?.numSlotsBehind;
+      if (parsed.error.code === -32005 && typeof behind === 'number') this.view.sayBehind(behind, Date.now());
+      throw new Error('node error ' + String(parsed.error.code));
+    }
+    return parsed.result;
+  }
+
+  /** One poll round; never throws (a failing node is the health prober's business). */
+  async poll(): Promise<PollResult> {
+    if (this.polling || this.stopped) return { ok: false, error: 'busy' };
+    this.polling = true;
+    this.polls++;
+    try {
+      if (!this.streaming) {
+        const processed = await this.call(PROCESSED_SLOT);
+        if (typeof processed === 'number') this.view.raise(Commitment.Processed, processed);
+        const finalized = await this.call(FINALIZED_SLOT);
+        if (typeof finalized === 'number') this.view.raise(Commitment.Finalized, finalized);
+      }
+      const confirmed = await this.call(CONFIRMED_SLOT);
+      if (typeof confirmed === 'number') this.view.raise(Commitment.Confirmed, confirmed);
+      const latest = (await this.call(LATEST_BLOCKHASH)) as { context?: { slot?: unknown }; value?: { blockhash?: unknown } } | undefined;
+      const slot = latest?.context?.slot;
+      const hash = latest?.value?.blockhash;
+      if (typeof slot === 'number' && typeof hash === 'string') {
+        const text = Buffer.from(hash);
+        this.book.learnBase58(text, 0, text.length, slot);
+        this.view.raise(Commitment.Processed, slot);
+      }
+      this.view.clearBehind();
+      if (!this.askedFirstAvailable) {
+        this.askedFirstAvailable = true;
+        const first = await this.call(FIRST_AVAILABLE).catch(() => null);
+        if (typeof first === 'number') this.view.setFirstAvailable(first);
+      }
+      return { ok: true, error: null };
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    } finally {
+      this.polling = false;
+    }
+  }
+}

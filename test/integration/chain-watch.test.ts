@@ -1,0 +1,50 @@
+// The chain watch against a simulated node: the slot stream and the polls keep the node's
+// chain view and the blockhash book current, with or without the stream.
+
+import t from 'tap';
+import { getBase58Codec } from '@solana/kit';
+import { silentLogger } from '../../src/log.js';
+import { BlockhashBook } from '../../src/solana/blockhash-book.js';
+import { NodeChainWatch } from '../../src/upstream/chain-watch.js';
+import { ChainView, Commitment } from '../../src/solana/chain-view.js';
+import { startSim } from '../../src/tools/sim/node.js';
+import { UpstreamNode } from '../../src/upstream/node.js';
+import { eventually } from '../helpers/eventually.js';
+
+const POLICY = { ejectAfterFailures: 3, ejectBackoffMs: 1000, ejectBackoffMaxMs: 8000 };
+const CLIENT = { client: 'pipelined', connections: 1, pipelining: 1, pipelineStallMs: 5, connectTimeoutMs: 1000 } as const;
+const base58 = getBase58Codec();
+
+async function latestBlockhash(url: string): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}',
+  });
+  const body = (await res.json()) as { result: { value: { blockhash: string } } };
+  return body.result.value.blockhash;
+}
+
+for (const stream of [true, false]) {
+  t.test(`the chain view follows the node (${stream ? 'slot stream and polls' : 'polls only'})`, async (t) => {
+    const sim = await startSim({ id: 'cw', port: 0, slotMs: 200 });
+    t.teardown(() => sim.close());
+    const node = new UpstreamNode({ id: 'cw', url: sim.url, weight: 1 }, 0, POLICY, CLIENT);
+    t.teardown(() => node.probes.destroy());
+    const view = new ChainView();
+    const book = new BlockhashBook();
+    const watch = new NodeChainWatch(node, view, book, { pollMs: 40, timeoutMs: 1000, stream }, silentLogger());
+    watch.start();
+    t.teardown(() => watch.stop());
+    const all = (): boolean => view.slot(Commitment.Processed) > 0 && view.slot(Commitment.Confirmed) > 0 && view.slot(Commitment.Finalized) > 0;
+    await eventually('every commitment known', all);
+    if (stream) await eventually('slot stream updates', () => watch.streamUpdates > 3);
+    const before = view.slot(Commitment.Processed);
+    await eventually('processed advances', () => view.slot(Commitment.Processed) >= before + 2);
+    t.ok(view.slot(Commitment.Finalized) <= view.slot(Commitment.Processed), 'finalized is never ahead of processed');
+    // Polled several times a slot, so the hash a client is handed now is in the book within a poll.
+    const hash = base58.encode(await latestBlockhash(sim.url));
+    await eventually('the node\'s latest blockhash in the book', () => book.slotOf(new Uint8Array(hash), 0) >= 0);
+    t.ok(book.slotOf(new Uint8Array(hash), 0) <= view.slot(Commitment.Processed), 'its slot is one the node has processed');
+  });
+}
