@@ -3,7 +3,8 @@
 // alone, so the decision costs one table lookup and never a parse of the node's body.
 
 import { Byte } from '../rpc/bytes.js';
-import { memberSpan, skipWs } from '../rpc/scan.js';
+import { skipWs, uintOf } from '../rpc/json-bytes.js';
+import { memberSpan } from '../rpc/scan.js';
 
 /** What a node's error answer means for routing. */
 export const enum ErrorClass {
@@ -71,15 +72,8 @@ const span = new Int32Array(2);
 /** Integer at `buf[s,e)` (an optional minus sign, at most 15 digits), NaN otherwise. */
 function intAt(buf: Buffer, s: number, e: number): number {
   const neg = buf[s] === 0x2d;
-  let i = neg ? s + 1 : s;
-  if (i >= e || e - i > 15) return NaN;
-  let v = 0;
-  for (; i < e; i++) {
-    const d = buf[i]! - 0x30;
-    if (d < 0 || d > 9) return NaN;
-    v = v * 10 + d;
-  }
-  return neg ? -v : v;
+  const v = uintOf(buf, neg ? s + 1 : s, e);
+  return v < 0 ? NaN : neg ? -v : v;
 }
 
 /** Where the error object of a single answer sits: span[0..1], or false when it has none. */

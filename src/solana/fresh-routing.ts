@@ -9,7 +9,8 @@
 // pick, into fields the call carries from its constructor on.
 
 import { Byte } from '../rpc/bytes.js';
-import { memberSpan, skipWs } from '../rpc/scan.js';
+import { skipWs } from '../rpc/json-bytes.js';
+import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
 import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
 import { readFields, SolanaFields } from './request-fields.js';

@@ -4,7 +4,8 @@
 // validated, into one reusable object: no allocation, no JSON.parse.
 
 import { Byte } from '../rpc/bytes.js';
-import { memberSpan, skipValue, skipWs } from '../rpc/scan.js';
+import { skipValue, skipWs, uintOf } from '../rpc/json-bytes.js';
+import { memberSpan } from '../rpc/scan.js';
 import { commitmentOf } from './chain-view.js';
 import { TxEncoding } from './transaction-bytes.js';
 
@@ -36,18 +37,6 @@ export class SolanaFields {
   }
 }
 
-/** A non-negative integer of at most 15 digits (exact in a double), else -1. */
-function readUint(buf: Buffer, s: number, e: number): number {
-  if (s >= e || e - s > 15) return -1;
-  let v = 0;
-  for (let i = s; i < e; i++) {
-    const d = buf[i]! - 0x30;
-    if (d < 0 || d > 9) return -1;
-    v = v * 10 + d;
-  }
-  return v;
-}
-
 function hasEscape(buf: Buffer, s: number, e: number): boolean {
   const b = buf.indexOf(Byte.BACKSLASH, s);
   return b >= 0 && b < e;
@@ -71,6 +60,7 @@ export function readFields(method: string, body: Buffer, paramsStart: number, pa
   let configEnd = -1;
   while (i < paramsEnd && body[i] !== Byte.RBRACKET) {
     const e = skipValue(body, i, paramsEnd);
+    if (e < 0) return; // cut short: the node answers it
     if (body[i] === Byte.LBRACE) {
       configStart = i;
       configEnd = e;
@@ -88,7 +78,7 @@ export function readFields(method: string, body: Buffer, paramsStart: number, pa
   if (memberSpan(body, configStart, configEnd, send ? PREFLIGHT_COMMITMENT_KEY : COMMITMENT_KEY, span) && isString(body, span[0]!, span[1]!)) {
     out.commitment = commitmentOf(body, span[0]! + 1, span[1]! - 1);
   }
-  if (memberSpan(body, configStart, configEnd, MIN_CONTEXT_SLOT_KEY, span)) out.minContextSlot = readUint(body, span[0]!, span[1]!);
+  if (memberSpan(body, configStart, configEnd, MIN_CONTEXT_SLOT_KEY, span)) out.minContextSlot = uintOf(body, span[0]!, span[1]!);
   if (send && memberSpan(body, configStart, configEnd, ENCODING_KEY, span)) {
     const n = span[1]! - span[0]!;
     if (n === BASE64.length && body.compare(BASE64, 0, n, span[0]!, span[1]!) === 0) out.txEncoding = TxEncoding.Base64;
