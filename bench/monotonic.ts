@@ -80,7 +80,7 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
     limits: { upstreamTimeoutMs: 400 },
     health: { intervalMs: 200, timeoutMs: 300 },
     affinity,
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     log: { level: 'silent' },
   });
   const gw: Gateway = await startGateway(config, { log: silentLogger() });

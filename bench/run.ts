@@ -1,15 +1,15 @@
 // `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
 //   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
-//   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy
+//   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy (ws-fanout-peers.ts)
 //   floor   a fixed answer, no work: uWS.js bare, uWS.js with jumpgate's request reads, nginx `return 200`
-//   parse   worker-pool threshold (inline vs piscina, by body size)
+//   parse   offload-pool threshold (inline vs piscina, by body size; parse-threshold.ts)
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
-//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay (ws-fanout.ts)
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
-//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
+//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers (worker-scaling.ts)
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
@@ -32,8 +32,8 @@ import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
-import { runS6 } from './s6-ws.js';
-import { runS7, s7Table } from './s7.js';
+import { runWsFanoutPeers } from './ws-fanout-peers.js';
+import { runWorkerScaling, workerScalingTable } from './worker-scaling.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
@@ -142,7 +142,7 @@ async function runOne(name: Name): Promise<void> {
       break;
     }
     case 's6': {
-      const r = await runS6({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
+      const r = await runWsFanoutPeers({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
       console.log('\n' + wsTable(r));
       results.s6 = r;
       break;
@@ -214,8 +214,8 @@ async function runOne(name: Name): Promise<void> {
       break;
     }
     case 's7': {
-      const r = await runS7({ quick, log });
-      console.log('\n' + s7Table(r));
+      const r = await runWorkerScaling({ quick, log });
+      console.log('\n' + workerScalingTable(r));
       results.s7 = r;
       break;
     }

@@ -10,8 +10,8 @@ import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
 import { isolationTable, type IsolationResult } from './isolation.js';
 import { peerVersion } from './peers.js';
-import { ONE_NODE, type WsScenarioResult } from './s6-ws.js';
-import { s7Table, type S7Result } from './s7.js';
+import { ONE_NODE, type WsScenarioResult } from './ws-fanout-peers.js';
+import { workerScalingTable, type WorkerScalingResult } from './worker-scaling.js';
 
 export interface Setup {
   date: string;
@@ -199,8 +199,8 @@ export function readmeTables(results: Record<string, unknown>): string {
   if (floor?.rows !== undefined) parts.push(floorTable(floor));
   const consolePages = results.console as ConsoleBenchResult | undefined;
   if (consolePages?.pages !== undefined) parts.push(consoleTable(consolePages));
-  const s7 = results.s7 as S7Result | undefined;
-  if (s7?.rows !== undefined) parts.push(s7Table(s7));
+  const s7 = results.s7 as WorkerScalingResult | undefined;
+  if (s7?.rows !== undefined) parts.push(workerScalingTable(s7));
   const isolation = results.isolation as IsolationResult | undefined;
   if (isolation?.rows !== undefined) parts.push(isolationTable(isolation));
   const hedge = results.hedge as HedgeResult | undefined;

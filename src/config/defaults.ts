@@ -60,7 +60,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxBufferedBytes: 1048576,
     idleTimeoutSec: 120,
   },
-  workers: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
+  offload: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
   redis: { url: null, syncMs: 50, keyPrefix: 'jumpgate:', maxKeysPerSync: 10000 },
   log: { level: 'info' },
   // A balancer checking /readyz every 1 s and marking a server down after 2 failures

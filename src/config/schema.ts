@@ -252,11 +252,14 @@ export const ConfigSchema = obj({
     maxBufferedBytes: int(1024),
     idleTimeoutSec: int(8),
   }),
-  workers: obj({
-    threads: int(0, 64).meta({ description: '0 = never use the worker pool' }),
-    parseThresholdBytes: int(0),
-    mergeThresholdBytes: int(0),
-  }),
+  offload: obj(
+    {
+      threads: int(0, 64).meta({ description: 'Piscina threads for large bodies; 0 = all inline' }),
+      parseThresholdBytes: int(0).meta({ description: 'Request bodies from this size are parsed in the pool' }),
+      mergeThresholdBytes: int(0).meta({ description: 'Batch answers from this size are merged in the pool' }),
+    },
+    'The piscina pool that parses large bodies and merges large batch answers off the event loop (formerly `workers`)',
+  ),
   redis: obj(
     {
       url: str('a redis:// or rediss:// URL like redis://127.0.0.1:6379/0', undefined, urlWith(['redis:', 'rediss:']))

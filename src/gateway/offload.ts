@@ -13,7 +13,7 @@ export interface OffloadOptions {
   mergeThresholdBytes: number;
 }
 
-const WORKER_URL = new URL('../../workers/rpc.js', import.meta.url);
+const WORKER_URL = new URL('../../offload-tasks/rpc.js', import.meta.url);
 
 function asBuffer(u: Uint8Array): Buffer {
   return Buffer.from(u.buffer, u.byteOffset, u.byteLength);

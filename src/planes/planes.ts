@@ -123,7 +123,7 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   await pool.start();
   // A runtime of the control plane's own: its meter receives the workers' usage, and reloads
   // rewrite it like a worker's. It serves no request.
-  const offload = new Offload(config.workers);
+  const offload = new Offload(config.offload);
   stops.add(() => offload.close());
   const ref = {} as RuntimeRef;
   const workersRef: { w: DataPlaneWorkers | null } = { w: null };

@@ -1,7 +1,7 @@
 // Validates a request body (README "Public interface") and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
 // One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
-// workers/ for large ones. The plan also carries what the rest of the request needs per
+// offload-tasks/ for large ones. The plan also carries what the rest of the request needs per
 // call (kind and method: limits, timeouts, usage) and whether the batch can go to the nodes
 // with the client's own ids (ids.ts).
 

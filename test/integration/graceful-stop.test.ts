@@ -29,7 +29,7 @@ async function setup(t: Test, readyDelayMs: number) {
     config: {
       rpc: { port: 0, wsPort: 0, workers: 1 },
       console: { port: 0 },
-      workers: { threads: 0 },
+      offload: { threads: 0 },
       store: { url: dbUrl },
       // Probes must not time out while the node is made slow on purpose.
       health: { timeoutMs: 10_000 },

@@ -62,7 +62,7 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
   const config = (wsPort: number): Record<string, unknown> => ({
     rpc: { port: 0, wsPort, workers: 1 },
     console: { port: 0 },
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     store: { url: shared.storeUrl },
     redis: { url: shared.redisUrl },
     affinity: { seed: 7, keyRate: KEY_RATE, keyBurst: KEY_BURST },

@@ -51,7 +51,7 @@ async function instance(t: Test, redis: RedisServer, node: SimNode, o: StartOpti
       { token: TOKEN, stack: 'test' },
       { token: TOKEN2, stack: 'warm-up' },
     ],
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     redis: { url: redis.url, syncMs: 50, keyPrefix: 'it:' },
     log: { level: 'info' },
     ...o.config,

@@ -46,7 +46,7 @@ t.test('same config, two processes: same node per key, same fallback, same error
   const config = {
     rpc: { port: 0, wsPort: 0, workers: 1 },
     console: { port: 0 },
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     store: { url: 'sqlite://:memory:' },
     affinity: { seed: 1234 },
     limits: { maxBatch: 5 },

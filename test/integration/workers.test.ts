@@ -239,7 +239,7 @@ t.test('a reload reaches every worker before it answers: nodes, weights, limits'
   const dir = mk(join(tmpdir(), 'jg-workers-reload-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'jumpgate.yaml');
-  const base = ['rpc: { port: 0, wsPort: 0, workers: 2 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'workers: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`, `tokens: [{ token: ${TOKEN}, stack: t }]`];
+  const base = ['rpc: { port: 0, wsPort: 0, workers: 2 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'offload: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`, `tokens: [{ token: ${TOKEN}, stack: t }]`];
   writeFileSync(file, [...base, `nodes: [{ id: n0, url: "${sims[0]!.url}" }]`].join('\n'));
   const gw = await startGateway(loadConfig(file), { log: silentLogger(), configPath: file, adminEphemeral: true });
   t.teardown(() => gw.close());
@@ -264,7 +264,7 @@ t.test('a second gateway on the same address fails to start, even though workers
   await new Promise((r) => probe.close(r));
   const h = await workersHarness(t, { rpc: { workers: 2, port } });
   for (const workers of [2, 0]) {
-    const config = resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0, workers }, console: { port: 0 }, admin: { port: 0 }, workers: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }] }, {});
+    const config = resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0, workers }, console: { port: 0 }, admin: { port: 0 }, offload: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }] }, {});
     await t.rejects(startGateway(config, { log: silentLogger(), store: null }), /cannot listen on 127\.0\.0\.1:\d+ \(address in use/, `a second gateway (workers ${workers}) is refused`);
   }
   t.equal((await fresh(h.url, TOKEN)).status, 200, 'the first still serves');
