@@ -1,4 +1,4 @@
-// `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
+// `npm run bench [-- scenario…] [--quick] [--results FILE] [--tables]`: benchmark scenarios.
 //   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
 //   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy (ws-fanout-peers.ts)
 //   floor   a fixed answer, no work: uWS.js bare, uWS.js with jumpgate's request reads, nginx `return 200`
@@ -14,7 +14,7 @@
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
-// --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
+// --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --tables prints docs/benchmarks.md's
 // tables from a results file without running anything. --s2-rate R and --ws-clients N
 // override S2's rate and S6's client count.
 
@@ -34,13 +34,13 @@ import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runWsFanoutPeers } from './ws-fanout-peers.js';
 import { runWorkerScaling, workerScalingTable } from './worker-scaling.js';
-import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
+import { consoleTable, httpTable, docTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
 const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
 type Name = (typeof ALL)[number];
 
-const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
+const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--tables] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
 
 function parseCommandLine() {
   return parseArgs({
@@ -50,7 +50,7 @@ function parseCommandLine() {
     options: {
       quick: { type: 'boolean' },
       results: { type: 'string' },
-      readme: { type: 'boolean' },
+      tables: { type: 'boolean' },
       's2-rate': { type: 'string' },
       baseline: { type: 'string' },
       'ws-clients': { type: 'string' },
@@ -93,8 +93,8 @@ function readPrevious(): Record<string, unknown> {
   }
 }
 
-if (values.readme === true) {
-  console.log(readmeTables(readPrevious()));
+if (values.tables === true) {
+  console.log(docTables(readPrevious()));
   process.exit(0);
 }
 

@@ -1,5 +1,5 @@
-// Markdown tables for the scenario results: printed after a run, and (readmeTables) the
-// block that goes into README.md, from a results file: `npm run bench -- --readme`.
+// Markdown tables for the scenario results: printed after a run, and (docTables) the
+// block that goes into docs/benchmarks.md, from a results file: `npm run bench -- --tables`.
 
 import { broadcastTable, coalesceTable, hedgeTable, type BroadcastResult, type CoalesceResult, type HedgeResult } from './calls.js';
 import { cpus, loadavg, release } from 'node:os';
@@ -184,8 +184,8 @@ export function consoleTable(r: ConsoleBenchResult): string {
   return out.join('\n');
 }
 
-/** The README block: setup, then each S1–S7 table, the floor, the console and isolation present in `results`. */
-export function readmeTables(results: Record<string, unknown>): string {
+/** The docs/benchmarks.md block: setup, then each S1–S7 table, the floor, the console and isolation present in `results`. */
+export function docTables(results: Record<string, unknown>): string {
   const parts: string[] = [];
   const s = results.setup as Setup | undefined;
   if (s !== undefined) parts.push(setupText(s));

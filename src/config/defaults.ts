@@ -1,6 +1,6 @@
 // THE only place config defaults live. The loader deep-merges these under the
 // operator's values (arrays replace, never merge); the JSON Schema for editors reads its
-// `default`s from here too. README's config table documents the same values.
+// `default`s from here too. docs/configuration.md's table documents the same values.
 
 import type { Config, NodeConfig, TokenConfig } from './schema.js';
 

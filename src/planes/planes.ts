@@ -55,7 +55,7 @@ export interface ControlView {
   /**
    * Still accepting, but every answer from now on carries `Connection: close`: keep-alive
    * clients reconnect, and behind a balancer that has marked this gateway down they reach
-   * another instance (README "Running several instances").
+   * another instance (docs/instances.md "Running several instances").
    */
   closeAfterAnswers(): void;
   /**

@@ -1,4 +1,4 @@
-// Validates a request body (README "Public interface") and, for batches, records where each element and its
+// Validates a request body (docs/interface.md "Public interface") and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
 // One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
 // offload-tasks/ for large ones. The plan also carries what the rest of the request needs per
@@ -59,7 +59,7 @@ function analysis(type: number, method: string, notification: boolean, plan: Bat
 
 const layout = new RequestLayout();
 
-/** callChecks: call c is a valid JSON-RPC 2.0 call (README "Public interface"). */
+/** callChecks: call c is a valid JSON-RPC 2.0 call (docs/interface.md "Public interface"). */
 const VALID_CALL = 1;
 /** callChecks: call c is an object whose id member is a string, number or null. */
 const VALID_ID = 2;

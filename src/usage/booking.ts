@@ -1,4 +1,4 @@
-// What one answered client request books in the usage meter (README "Accounts, tokens and the
+// What one answered client request books in the usage meter (docs/accounts.md "Accounts, tokens and the
 // console", usage): calls and errors per token and method, bytes in and out, latency.
 
 import { KIND_INVALID, type BatchPlan } from '../rpc/analyze.js';

@@ -1,4 +1,4 @@
-// Accounts end to end (README "Accounts, tokens and the console", "Admin API"): a store next to a running gateway, with the token sync
+// Accounts end to end (docs/accounts.md "Accounts, tokens and the console", docs/admin-api.md "Admin API"): a store next to a running gateway, with the token sync
 // and usage flush started here (as startGateway will): store tokens reach the gateway within
 // 1 s (created, deactivated, reactivated, deleted, stack disabled); usage made through the
 // gateway lands in the store exactly (batch elements and WS frames count) and stop() flushes

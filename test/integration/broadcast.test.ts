@@ -1,4 +1,4 @@
-// Broadcast sends (README "Broadcast sends"): routing.broadcast sends a sendTransaction to the
+// Broadcast sends (docs/routing.md "Broadcast sends"): routing.broadcast sends a sendTransaction to the
 // chosen node and fanout − 1 others at once; the first result answers, each node gets the
 // transaction exactly once, node errors and failures are reported as documented.
 

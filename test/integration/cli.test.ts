@@ -52,7 +52,7 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
       'console: { port: 0 }',
       'admin: { port: 0 }',
       'offload: { threads: 0 }',
-      // No balancer to wait for (README "Running several instances"): drain at once.
+      // No balancer to wait for (docs/instances.md "Running several instances"): drain at once.
       'shutdown: { readyDelayMs: 0 }',
       `store: { url: "sqlite://${join(dir, 'jumpgate.db')}" }`,
       `nodes: [{ id: slow, url: "${sim.url}" }]`,

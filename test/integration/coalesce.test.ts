@@ -1,4 +1,4 @@
-// Coalescing (README "Coalescing"): identical calls of routing.coalesce.methods share one
+// Coalescing (docs/routing.md "Coalescing"): identical calls of routing.coalesce.methods share one
 // upstream call within windowMs; each caller keeps its own id bytes and usage record;
 // different params, late callers and writes get calls of their own.
 

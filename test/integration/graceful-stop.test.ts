@@ -1,4 +1,4 @@
-// The stop sequence behind a balancer (README "Running several instances"), on a real process:
+// The stop sequence behind a balancer (docs/instances.md "Running several instances"), on a real process:
 // SIGTERM turns /readyz to 503 at once while calls on new connections are still served for
 // shutdown.readyDelayMs; then the port refuses, calls in flight to a slow node finish, the
 // usage is written and the exit code is 0. SIGINT skips the wait; a second signal stops now.

@@ -1,4 +1,4 @@
-// Hedged reads (README "Hedged reads"): a call of a hedged method not answered after the
+// Hedged reads (docs/routing.md "Hedged reads"): a call of a hedged method not answered after the
 // node's percentile latency (clamped) also goes to the next best node; the first answer wins,
 // the other is read and dropped on its pipelined connection; never for no-retry methods, nor
 // under affinity.

@@ -1,4 +1,4 @@
-// The whole setup of README "Running several instances", end to end: HAProxy from
+// The whole setup of docs/instances.md "Running several instances", end to end: HAProxy from
 // deploy/haproxy/jumpgate-cluster.cfg in front of two jumpgate processes (`jumpgate start
 // --config`, one data-plane worker each) sharing one PostgreSQL store and one Redis (throwaway servers),
 // three simulated nodes behind them.
@@ -34,7 +34,7 @@ async function sharedBackends(): Promise<{ storeUrl: string; redisUrl: string; c
   };
 }
 
-// The hot-key limit the test checks across both instances (README "Shared limits across instances (Redis)").
+// The hot-key limit the test checks across both instances (docs/routing.md "Shared limits across instances (Redis)").
 const KEY_RATE = 20;
 const KEY_BURST = 20;
 

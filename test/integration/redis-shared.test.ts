@@ -1,4 +1,4 @@
-// Two gateway instances sharing one real redis-server (README "Shared limits across instances
+// Two gateway instances sharing one real redis-server (docs/routing.md "Shared limits across instances
 // (Redis)"), with two data-plane workers each (or one inline): a hot key and a token hammered through both at
 // ~3× their rate get the configured rate ±10% in total; Redis killed mid-run leaves requests
 // answered under local limits, `jumpgate_redis_up` 0 and one log line, and its restart

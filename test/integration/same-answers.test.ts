@@ -1,4 +1,4 @@
-// Two jumpgate processes with the same config answer alike (README "Running several
+// Two jumpgate processes with the same config answer alike (docs/instances.md "Running several
 // instances"): a balancer may send a client's requests to either, so an affinity key must land
 // on the same node through both, fall back to the same node when that one dies, and an error
 // must read the same whichever instance wrote it.

@@ -1,4 +1,4 @@
-// The simulator's tail-latency knob (README "CLI", `jumpgate sim`): slowRate of RPC calls (of
+// The simulator's tail-latency knob (docs/cli.md "CLI", `jumpgate sim`): slowRate of RPC calls (of
 // any method or of slowMethods) answered slowMs late; health probes never; settable at start,
 // through POST /sim/control and from the CLI, with errors that name the knob.
 

@@ -1,4 +1,4 @@
-// TLS on every listener (README "TLS"), with certificates made by openssl at test time: HTTPS
+// TLS on every listener (docs/configuration.md "TLS"), with certificates made by openssl at test time: HTTPS
 // JSON-RPC and WSS on the RPC port and the extra WS port (a plain client, @solana/web3.js and
 // @solana/kit trusting the test CA), the console over HTTPS with a Secure session cookie, a
 // reload that gives new connections a new certificate while open ones go on, config errors

@@ -1,4 +1,4 @@
-// A token that stops working closes its open WebSockets (README "WebSocket"): deactivated,
+// A token that stops working closes its open WebSockets (docs/interface.md "WebSocket"): deactivated,
 // its stack disabled, deleted from the store, or turned inactive by a config reload. The
 // client sends nothing after subscribing: the close must come from the token sync alone.
 
