@@ -108,11 +108,12 @@ t.test('SIGTERM: 503 at once, served through the delay, then refused; in-flight 
 
 t.test('SIGINT skips the delay; a second signal stops at once with exit code 1, usage written', async (t) => {
   const { gw } = await setup(t, 20_000);
-  const sentAt = performance.now();
+  // What the instance logs says which delay it took; a timer 4 times shorter than the configured
+  // delay, on this side, must not fire first either (ordering, not a limit on speed).
+  const later = new Promise<'later'>((resolve) => setTimeout(() => resolve('later'), 5000).unref());
   gw.proc.child.kill('SIGINT');
-  t.equal(await gw.proc.exited, 0, 'exit code 0');
-  const ms = performance.now() - sentAt;
-  t.ok(ms < 5000, `SIGINT: exited after ${ms.toFixed(0)} ms, not after the 20 s delay`);
+  t.equal(await Promise.race([gw.proc.exited, later]), 0, 'exit code 0, before the 20 s delay could have passed');
+  t.match(gw.proc.out(), /"signal":"SIGINT","readyDelayMs":0/, 'SIGINT: the stop is logged without the delay');
 
   const { gw: gw2, token, storedCalls } = await setup(t, 20_000);
   for (let i = 0; i < 7; i++) t.equal((await postOnce(gw2.rpcUrl(token), GET_SLOT)).status, 200);

@@ -109,7 +109,6 @@ t.test('setup: the scripted upstream is the first choice, the lagging sim the fa
 
 for (const m of MODES) {
   t.test(`${m.mode}: retry-safe call is retried, noRetry call gets ${m.code ?? 'retried anyway'}`, async (t) => {
-    const started = Date.now();
     const { h, raws } = await setup(t, { config: { routing: { noRetryMethods: ['getBlockHeight'] } } });
     const raw = raws[0]!;
     const bad = h.gw.pool.byId('bad0')!;
@@ -150,7 +149,6 @@ for (const m of MODES) {
       const s = await rpc(h, 'getBlockHeight', '"req-1"');
       checkErrorBody(t, s.text, m.code, '"req-1"');
     }
-    t.ok(Date.now() - started < 3000, 'bounded');
   });
 }
 
