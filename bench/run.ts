@@ -155,7 +155,7 @@ async function runOne(name: Name): Promise<void> {
     }
     case 'parse': {
       const r = await measureThreshold();
-      console.log('\nWorker pool threshold (median per body)\n' + thresholdTable(r));
+      console.log('\nOffload pool threshold (median per body)\n' + thresholdTable(r));
       results.parse = r;
       break;
     }
