@@ -1,4 +1,4 @@
-// How one call reaches nodes (README "Broadcast sends", "Hedged reads", "Coalescing"), each
+// How one call reaches nodes (docs/routing.md "Broadcast sends", "Hedged reads", "Coalescing"), each
 // scenario against simulated nodes in processes of their own and a gateway process:
 //   hedge      one node answers 5% of getBalance calls 200 ms late, the other is healthy:
 //              p50/p99 through jumpgate without and with hedging, the healthy node's own

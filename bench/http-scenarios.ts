@@ -21,7 +21,7 @@ import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startP
 
 export const TOKEN = 'bench-token-0123456789abcdef';
 /** The gateway's settings for S1–S5: everything on the main thread, as the peers run one worker/thread. */
-const GATEWAY_EXTRA = 'workers: { threads: 0 }';
+const GATEWAY_EXTRA = 'offload: { threads: 0 }';
 const PEERS: PeerName[] = ['nginx', 'haproxy'];
 
 export type HttpScenarioId = 's1' | 's2' | 's3' | 's4' | 's5';
@@ -280,7 +280,7 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     targets.push({ name: 'direct to nodes', gateway: false, url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [], reload: null });
     builds.forEach(({ prefix }, b) => {
       const gw = gws[b]!;
-      targets.push({ name: prefix, gateway: true, url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload: null });
+      targets.push({ name: prefix, gateway: true, url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['offload.threads 0'], reload: null });
       for (const v of def.variants) {
         const config = v.config;
         const name = v.name.replace(/^jumpgate/, prefix);
@@ -300,7 +300,7 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
                   await gw.reconfigure(GATEWAY_EXTRA);
                 },
               };
-        targets.push({ name, gateway: true, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['workers.threads 0'], reload });
+        targets.push({ name, gateway: true, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['offload.threads 0'], reload });
       }
     });
     if (def.pump) {

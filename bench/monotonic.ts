@@ -1,4 +1,4 @@
-// Monotonic reads across failover (README "Monotonic reads"): 10,000 affinity keys call
+// Monotonic reads across failover (docs/routing.md "Monotonic reads"): 10,000 affinity keys call
 // getSlot and getBalance (an RpcResponse: context.slot) in a closed loop while their nodes fail
 // in turn: 20 failovers, each kill (a TCP proxy in front of the node refuses and resets),
 // stall (the node accepts and never answers) or drain (admin), of n0, n1, n2 in rotation; the
@@ -80,7 +80,7 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
     limits: { upstreamTimeoutMs: 400 },
     health: { intervalMs: 200, timeoutMs: 300 },
     affinity,
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     log: { level: 'silent' },
   });
   const gw: Gateway = await startGateway(config, { log: silentLogger() });

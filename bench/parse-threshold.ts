@@ -1,4 +1,4 @@
-// Where does the worker pool start to pay? For batch bodies of growing size, compares
+// Where does the offload pool (piscina) start to pay? For batch bodies of growing size, compares
 // analyze() inline against a round trip through piscina (body in SharedArrayBuffer memory,
 // as the gateway receives large bodies), and the same for merging batch answers.
 // Run: npm run bench -- parse

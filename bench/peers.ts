@@ -1,5 +1,5 @@
-// Generic reverse proxies beside jumpgate: nginx and HAProxy, rendered from the shared
-// templates (../shared/bench-peers/ next to the repository), one worker / one thread, in
+// Generic reverse proxies beside jumpgate: nginx and HAProxy, rendered from the templates in
+// bench/peer-templates/, one worker / one thread, in
 // the foreground on 127.0.0.1, stopped by PID. When a binary or the templates are missing,
 // the peer is skipped and the reason goes in the results table.
 
@@ -12,8 +12,8 @@ import { freePort, proc, waitForPort, type Proc } from './procs.js';
 
 const run = promisify(execFile);
 
-/** The shared folder: `../shared` relative to the repository root. */
-export const SHARED = new URL('../../../shared/bench-peers/', import.meta.url).pathname;
+/** The peers' config templates: bench/peer-templates/ (this file runs from dist/bench/). */
+export const TEMPLATES = new URL('../../bench/peer-templates/', import.meta.url).pathname;
 
 export type PeerName = 'nginx' | 'haproxy';
 
@@ -58,7 +58,7 @@ export async function peerVersion(name: PeerName): Promise<string | null> {
 export async function peerMissing(name: PeerName): Promise<string | null> {
   if (process.env.JUMPGATE_BENCH_SKIP_PEERS === '1') return 'JUMPGATE_BENCH_SKIP_PEERS=1';
   if (!(await which(name))) return `${name} not installed (apt-get install -y ${name})`;
-  if (!existsSync(join(SHARED, `${name === 'nginx' ? 'nginx.conf' : 'haproxy.cfg'}.template`))) return `template not found in ${SHARED}`;
+  if (!existsSync(join(TEMPLATES, `${name === 'nginx' ? 'nginx.conf' : 'haproxy.cfg'}.template`))) return `template not found in ${TEMPLATES}`;
   return null;
 }
 
@@ -72,7 +72,7 @@ function fill(template: string, values: Record<string, string>): string {
 
 /** A variant edit that found nothing to change means the template moved on: say so. */
 function changed(before: string, after: string, what: string): string {
-  if (after === before) throw new Error(`bench-peers template has no ${what} to adapt`);
+  if (after === before) throw new Error(`peer template has no ${what} to adapt`);
   return after;
 }
 
@@ -81,7 +81,7 @@ export async function startNginx(nodes: string[], o: PeerOptions = {}): Promise<
   const prefix = mkdtempSync(join(tmpdir(), 'jumpgate-bench-nginx-'));
   mkdirSync(join(prefix, 'logs'));
   const notes: string[] = [];
-  let conf = fill(readFileSync(join(SHARED, 'nginx.conf.template'), 'utf8'), {
+  let conf = fill(readFileSync(join(TEMPLATES, 'nginx.conf.template'), 'utf8'), {
     PREFIX: prefix,
     LISTEN: `127.0.0.1:${port}`,
     UPSTREAM_SERVERS: nodes.map((n) => `server ${new URL(n).host};`).join('\n    '),
@@ -128,7 +128,7 @@ export async function startHaproxy(nodes: string[], o: PeerOptions = {}): Promis
   // The template's per-server maxconn (512) would queue WebSocket tunnels beyond 1,024.
   const maxconn = o.wsClients !== undefined ? Math.max(512, o.wsClients) : 512;
   if (maxconn !== 512) notes.push(`server maxconn 512 → ${maxconn} (a WebSocket holds its server connection)`);
-  let cfg = fill(readFileSync(join(SHARED, 'haproxy.cfg.template'), 'utf8'), {
+  let cfg = fill(readFileSync(join(TEMPLATES, 'haproxy.cfg.template'), 'utf8'), {
     LISTEN: `127.0.0.1:${port}`,
     UPSTREAM_SERVERS: nodes.map((n, i) => `server n${i + 1} ${new URL(n).host} maxconn ${maxconn}`).join('\n  '),
     THREADS: '1',

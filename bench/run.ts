@@ -1,21 +1,21 @@
-// `npm run bench [-- scenario…] [--quick] [--results FILE] [--readme]`: benchmark scenarios.
+// `npm run bench [-- scenario…] [--quick] [--results FILE] [--tables]`: benchmark scenarios.
 //   s1..s5  HTTP side by side: direct to a node, jumpgate, nginx, HAProxy (http-scenarios.ts)
-//   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy
+//   s6      WebSocket fan-out: 5,000 slotSubscribe clients direct to the nodes, through jumpgate, nginx, HAProxy (ws-fanout-peers.ts)
 //   floor   a fixed answer, no work: uWS.js bare, uWS.js with jumpgate's request reads, nginx `return 200`
-//   parse   worker-pool threshold (inline vs piscina, by body size)
+//   parse   offload-pool threshold (inline vs piscina, by body size; parse-threshold.ts)
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
-//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay
+//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay (ws-fanout.ts)
 //   wsreq   getSlot/getBalance over 50 client WebSockets at 2,000/s: gateway CPU per 1k requests, p50/p99 (also over HTTP)
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
-//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
+//   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers (worker-scaling.ts)
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
-// --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
+// --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --tables prints docs/benchmarks.md's
 // tables from a results file without running anything. --s2-rate R and --ws-clients N
 // override S2's rate and S6's client count.
 
@@ -33,16 +33,16 @@ import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
-import { runS6 } from './s6-ws.js';
-import { runS7, s7Table } from './s7.js';
-import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
+import { runWsFanoutPeers } from './ws-fanout-peers.js';
+import { runWorkerScaling, workerScalingTable } from './worker-scaling.js';
+import { consoleTable, httpTable, docTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 import { runWsRequests, wsRequestsTable } from './ws-requests.js';
 
 const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'wsreq', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
 type Name = (typeof ALL)[number];
 
-const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
+const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--tables] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
 
 function parseCommandLine() {
   return parseArgs({
@@ -52,7 +52,7 @@ function parseCommandLine() {
     options: {
       quick: { type: 'boolean' },
       results: { type: 'string' },
-      readme: { type: 'boolean' },
+      tables: { type: 'boolean' },
       's2-rate': { type: 'string' },
       baseline: { type: 'string' },
       'ws-clients': { type: 'string' },
@@ -95,8 +95,8 @@ function readPrevious(): Record<string, unknown> {
   }
 }
 
-if (values.readme === true) {
-  console.log(readmeTables(readPrevious()));
+if (values.tables === true) {
+  console.log(docTables(readPrevious()));
   process.exit(0);
 }
 
@@ -144,7 +144,7 @@ async function runOne(name: Name): Promise<void> {
       break;
     }
     case 's6': {
-      const r = await runS6({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
+      const r = await runWsFanoutPeers({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
       console.log('\n' + wsTable(r));
       results.s6 = r;
       break;
@@ -157,7 +157,7 @@ async function runOne(name: Name): Promise<void> {
     }
     case 'parse': {
       const r = await measureThreshold();
-      console.log('\nWorker pool threshold (median per body)\n' + thresholdTable(r));
+      console.log('\nOffload pool threshold (median per body)\n' + thresholdTable(r));
       results.parse = r;
       break;
     }
@@ -222,8 +222,8 @@ async function runOne(name: Name): Promise<void> {
       break;
     }
     case 's7': {
-      const r = await runS7({ quick, log });
-      console.log('\n' + s7Table(r));
+      const r = await runWorkerScaling({ quick, log });
+      console.log('\n' + workerScalingTable(r));
       results.s7 = r;
       break;
     }

@@ -1,5 +1,5 @@
-// Markdown tables for the scenario results: printed after a run, and (readmeTables) the
-// block that goes into README.md, from a results file: `npm run bench -- --readme`.
+// Markdown tables for the scenario results: printed after a run, and (docTables) the
+// block that goes into docs/benchmarks.md, from a results file: `npm run bench -- --tables`.
 
 import { broadcastTable, coalesceTable, hedgeTable, type BroadcastResult, type CoalesceResult, type HedgeResult } from './calls.js';
 import { cpus, loadavg, release } from 'node:os';
@@ -10,8 +10,8 @@ import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
 import { isolationTable, type IsolationResult } from './isolation.js';
 import { peerVersion } from './peers.js';
-import { ONE_NODE, type WsScenarioResult } from './s6-ws.js';
-import { s7Table, type S7Result } from './s7.js';
+import { ONE_NODE, type WsScenarioResult } from './ws-fanout-peers.js';
+import { workerScalingTable, type WorkerScalingResult } from './worker-scaling.js';
 
 export interface Setup {
   date: string;
@@ -184,8 +184,8 @@ export function consoleTable(r: ConsoleBenchResult): string {
   return out.join('\n');
 }
 
-/** The README block: setup, then each S1–S7 table, the floor, the console and isolation present in `results`. */
-export function readmeTables(results: Record<string, unknown>): string {
+/** The docs/benchmarks.md block: setup, then each S1–S7 table, the floor, the console and isolation present in `results`. */
+export function docTables(results: Record<string, unknown>): string {
   const parts: string[] = [];
   const s = results.setup as Setup | undefined;
   if (s !== undefined) parts.push(setupText(s));
@@ -199,8 +199,8 @@ export function readmeTables(results: Record<string, unknown>): string {
   if (floor?.rows !== undefined) parts.push(floorTable(floor));
   const consolePages = results.console as ConsoleBenchResult | undefined;
   if (consolePages?.pages !== undefined) parts.push(consoleTable(consolePages));
-  const s7 = results.s7 as S7Result | undefined;
-  if (s7?.rows !== undefined) parts.push(s7Table(s7));
+  const s7 = results.s7 as WorkerScalingResult | undefined;
+  if (s7?.rows !== undefined) parts.push(workerScalingTable(s7));
   const isolation = results.isolation as IsolationResult | undefined;
   if (isolation?.rows !== undefined) parts.push(isolationTable(isolation));
   const hedge = results.hedge as HedgeResult | undefined;

@@ -1,4 +1,4 @@
-// Every error the gateway itself produces. Callers match on `code`; the README's error
+// Every error the gateway itself produces. Callers match on `code`; docs/errors.md's error
 // table is checked against this list by test/unit/errors-documented.test.ts.
 
 export interface GatewayErrorSpec {
@@ -40,7 +40,7 @@ export const RpcErrors = {
 const JSONRPC_HEAD = '{"jsonrpc":"2.0","error":{"code":';
 
 /**
- * Error body per README "Errors". `id` is raw JSON text (byte-for-byte from the request) or null.
+ * Error body per docs/errors.md "Gateway errors". `id` is raw JSON text (byte-for-byte from the request) or null.
  * `data` is plain JSON-serialisable detail; never includes a token.
  */
 export function errorBody(e: GatewayErrorSpec, id: string | null, data?: Record<string, unknown>, message?: string): string {

@@ -1,7 +1,7 @@
 // What an API token looks like, in one place for everything that makes, accepts, shows or
 // hashes one: the account store issues tokens, the config schema accepts static ones, the
 // gateway's token table finds them by hash, the console and the CLI list them by prefix
-// (README "Accounts, tokens and the console"). A leaf module (node:crypto only) so the store,
+// (docs/accounts.md "Accounts, tokens and the console"). A leaf module (node:crypto only) so the store,
 // the config and the gateway can all use it without depending on each other.
 
 import * as crypto from 'node:crypto';

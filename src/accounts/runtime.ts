@@ -31,9 +31,9 @@ export interface AccountsOptions {
   /** stop() closes a handed-in store too: the gateway takes over the store it is given, so a
    * drain closes it whoever opened it. A store opened here is always closed. */
   ownStore?: boolean;
-  /** Default 500 ms (README "Accounts, tokens and the console": changes reach the gateway within 1 s). */
+  /** Default 500 ms (docs/accounts.md "Accounts, tokens and the console": changes reach the gateway within 1 s). */
   syncIntervalMs?: number;
-  /** Default 5000 ms (README "Accounts, tokens and the console": usage visible within 10 s). */
+  /** Default 5000 ms (docs/accounts.md "Accounts, tokens and the console": usage visible within 10 s). */
   flushIntervalMs?: number;
 }
 

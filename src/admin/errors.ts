@@ -1,6 +1,6 @@
-// Every error the admin listener answers (README "Admin API errors"). The body stays
+// Every error the admin listener answers (docs/errors.md "Admin API errors"). The body stays
 // `{"error":"<message>"}`, the message saying exactly what was wrong; `code` names the case
-// so that the README table and this list can be checked against each other
+// so that the docs table and this list can be checked against each other
 // (test/unit/errors-documented.test.ts).
 
 export interface AdminErrorSpec {

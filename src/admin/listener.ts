@@ -1,4 +1,4 @@
-// The admin listener (README "Admin API"): node view and live weight/drain changes, config reload,
+// The admin listener (docs/admin-api.md "Admin API"): node view and live weight/drain changes, config reload,
 // Prometheus metrics, health and readiness probes. node:http is enough: this is off the hot
 // path. /healthz and /readyz answer anyone (orchestrators probe them); every other route
 // needs `Authorization: Bearer <admin.token>`, and with no token configured answers 401.

@@ -3,7 +3,7 @@
 // changes nothing. What the file changed is applied; live changes made through the admin API
 // to things the file did not change (a node's weight, a drain) are kept. With TLS, the
 // certificate files are read again too and, when their bytes changed, served to new
-// connections (README "TLS").
+// connections (docs/configuration.md "TLS").
 
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';

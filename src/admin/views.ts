@@ -42,7 +42,7 @@ export interface NodeJson {
   /** Successful attempts over the last 50–60 s, in ms; percentiles are null while count is 0. */
   latency: { count: number; p50: number | null; p90: number | null; p99: number | null; p999: number | null };
   lastError: string | null;
-  /** Highest slot the node served to an affinity key, over all workers; null while none (README "Monotonic reads"). */
+  /** Highest slot the node served to an affinity key, over all workers; null while none (docs/routing.md "Monotonic reads"). */
   highWaterSlot: number | null;
   /** Its processed, confirmed and finalized slots and first available block; null until known (docs/solana-routing.md "Chain view"). */
   chain: { processed: number | null; confirmed: number | null; finalized: number | null; firstAvailable: number | null };

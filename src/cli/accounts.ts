@@ -2,7 +2,7 @@
 // PostgreSQL) without the console, e.g. the first one of a new store, so `jumpgate tokens
 // create` has an account to work in. The password comes from standard input
 // (--password-stdin) or a prompt without echo; the same rules as the console's registration
-// (docs/cli-help.md). Exit codes: 0 done, 2 usage or config error, 1 refused or store error.
+// (docs/cli.md "accounts create"). Exit codes: 0 done, 2 usage or config error, 1 refused or store error.
 
 import { parseArgs } from 'node:util';
 import { hashPassword } from '../accounts/password.js';

@@ -1,5 +1,5 @@
 // `--help` (or -h) on every command and subcommand: what it does, its options and their
-// defaults (docs/cli-help.md). A command line with an unknown option prints the same text
+// defaults (docs/cli.md "--help"). A command line with an unknown option prints the same text
 // after the error, with exit status 2.
 
 import { DEFAULTS } from '../config/defaults.js';

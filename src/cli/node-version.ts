@@ -4,7 +4,7 @@
 
 /** Supported majors and, per major, the lowest minor (package.json `engines` says the same). */
 export const SUPPORTED: readonly { major: number; minMinor: number }[] = [
-  { major: 20, minMinor: 9 },
+  { major: 20, minMinor: 19 },
   { major: 22, minMinor: 0 },
 ];
 

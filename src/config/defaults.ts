@@ -1,6 +1,6 @@
 // THE only place config defaults live. The loader deep-merges these under the
 // operator's values (arrays replace, never merge); the JSON Schema for editors reads its
-// `default`s from here too. README's config table documents the same values.
+// `default`s from here too. docs/configuration.md's table documents the same values.
 
 import type { Config, NodeConfig, TokenConfig } from './schema.js';
 
@@ -62,7 +62,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxBufferedBytes: 1048576,
     idleTimeoutSec: 120,
   },
-  workers: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
+  offload: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
   redis: { url: null, syncMs: 50, keyPrefix: 'jumpgate:', maxKeysPerSync: 10000 },
   log: { level: 'info' },
   // A balancer checking /readyz every 1 s and marking a server down after 2 failures

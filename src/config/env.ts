@@ -2,7 +2,7 @@
 // `$${` is a literal `${`. As in sh, `:-` also applies when the variable is set but empty.
 //
 // Substitution runs on the parsed tree, never on raw text, so a value can't change the YAML's
-// structure. But a bare `${X}` inside a flow mapping (`{ token: ${X} }`, as in README "Configuration") is
+// structure. But a bare `${X}` inside a flow mapping (`{ token: ${X} }`, as in docs/configuration.md "Configuration") is
 // not valid YAML: `{` and `}` are flow indicators. So before parsing, `protectRefs` swaps every
 // character of each `${…}` after the `$` for a private-use code point (same length, so YAML's
 // line/column numbers stay exact; printable, so it is a plain scalar anywhere), and

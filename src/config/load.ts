@@ -94,7 +94,7 @@ function resolve(input: unknown, env: NodeJS.ProcessEnv, source: string | undefi
   const { value: tree, fromEnv, problems: envProblems } = expandEnv(input, env);
   const problems = envProblems.map((p) => `${fieldName(p.path)}: ${p.message}`);
   // Unknown keys and invalid values are reported together: a file with several mistakes
-  // shows them all in one run (README "Configuration").
+  // shows them all in one run (docs/configuration.md).
   unknownKeys(tree, ConfigSchema, [], problems);
   const envPaths = new Set(envProblems.map((p) => pathKey(p.path)));
 
@@ -164,6 +164,11 @@ function setAt(root: unknown, path: Path, value: unknown): void {
   node[path[path.length - 1] as string | number] = value;
 }
 
+/** Top-level keys that were renamed: the old name is refused with a message naming the new one. */
+const RENAMED: Readonly<Record<string, string>> = {
+  workers: 'offload (the piscina pool for large bodies: offload.threads, offload.parseThresholdBytes, offload.mergeThresholdBytes; data-plane threads are rpc.workers)',
+};
+
 /** Walks the value along the schema; every key the schema doesn't know is a problem. */
 function unknownKeys(value: unknown, schema: unknown, path: Path, problems: string[]): void {
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) schema = schema.unwrap();
@@ -173,6 +178,10 @@ function unknownKeys(value: unknown, schema: unknown, path: Path, problems: stri
     for (const [k, v] of Object.entries(value)) {
       if (Object.hasOwn(shape, k)) {
         unknownKeys(v, shape[k], [...path, k], problems);
+        continue;
+      }
+      if (path.length === 0 && Object.hasOwn(RENAMED, k)) {
+        problems.push(`${JSON.stringify(k)} was renamed: use ${RENAMED[k]}`);
         continue;
       }
       const near = closest(k, known);

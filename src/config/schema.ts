@@ -1,4 +1,4 @@
-// The config file's shape (README "Configuration" names are the contract). Every object is strict, every
+// The config file's shape (docs/configuration.md "Configuration" names are the contract). Every object is strict, every
 // field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
 // fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
 // the field path and what was found. Nothing else in config/ is imported here: defaults.ts
@@ -72,7 +72,7 @@ const NodeSchema = obj({
   labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).optional(),
 });
 
-/** README "Label routing": a method's calls go only to nodes carrying all these labels. */
+/** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */
 const MethodRouteSchema = obj({
   labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).meta({ description: 'Labels a node must carry (all of them), e.g. { role: gpa }' }),
   fallback: z.enum(['any', 'none'], expected('one of any, none')).meta({ description: 'No such node usable: any = route among all nodes; none = refuse (7503)' }),
@@ -104,7 +104,7 @@ function unique(list: string, key: string, what: string, secret = false) {
   return [check, { when: (payload: { value: unknown }) => Array.isArray(payload.value) }] as const;
 }
 
-/** README "TLS": PEM files, read at start and again on every reload (load.ts checks them). */
+/** docs/configuration.md "TLS": PEM files, read at start and again on every reload (load.ts checks them). */
 const TlsSchema = obj({
   cert: str('a file path (PEM certificate, intermediates after it)', /./),
   key: str('a file path (PEM private key, not encrypted)', /./),
@@ -192,7 +192,7 @@ export const ConfigSchema = obj({
         methods: methodList,
         fanout: int(1, 16).meta({ description: 'Nodes each call goes to at once (1 = no broadcast)' }),
       },
-      'Writes sent to several nodes at once; the first success answers (README "Broadcast sends")',
+      'Writes sent to several nodes at once; the first success answers (docs/routing.md "Broadcast sends")',
     ),
     hedge: obj(
       {
@@ -202,14 +202,14 @@ export const ConfigSchema = obj({
         maxDelayMs: int(1),
         maxExtra: int(1, 4).meta({ description: 'Extra nodes a call may be hedged to' }),
       },
-      'Reads also sent to a second node when the first is slow (README "Hedged reads")',
+      'Reads also sent to a second node when the first is slow (docs/routing.md "Hedged reads")',
     ),
     coalesce: obj(
       {
         methods: methodList,
         windowMs: int(0, 60_000).meta({ description: 'A call joins an identical one sent at most this long before it arrived (0: only one not yet written)' }),
       },
-      'Identical calls share one upstream call (README "Coalescing")',
+      'Identical calls share one upstream call (docs/routing.md "Coalescing")',
     ),
     methods: z.record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }')).meta({ description: 'Label routing per method' }),
     minContextSlotWaitMs: int(0, 60_000).meta({ description: 'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")' }),
@@ -254,11 +254,14 @@ export const ConfigSchema = obj({
     maxBufferedBytes: int(1024),
     idleTimeoutSec: int(8),
   }),
-  workers: obj({
-    threads: int(0, 64).meta({ description: '0 = never use the worker pool' }),
-    parseThresholdBytes: int(0),
-    mergeThresholdBytes: int(0),
-  }),
+  offload: obj(
+    {
+      threads: int(0, 64).meta({ description: 'Piscina threads for large bodies; 0 = all inline' }),
+      parseThresholdBytes: int(0).meta({ description: 'Request bodies from this size are parsed in the pool' }),
+      mergeThresholdBytes: int(0).meta({ description: 'Batch answers from this size are merged in the pool' }),
+    },
+    'The piscina pool that parses large bodies and merges large batch answers off the event loop (formerly `workers`)',
+  ),
   redis: obj(
     {
       url: str('a redis:// or rediss:// URL like redis://127.0.0.1:6379/0', undefined, urlWith(['redis:', 'rediss:']))

@@ -1,4 +1,4 @@
-// The files of the `tls` section (README "TLS"), read and checked: readable, PEM that parses,
+// The files of the `tls` section (docs/configuration.md "TLS"), read and checked: readable, PEM that parses,
 // a key that matches the certificate. Config loading runs this so a bad file is a config
 // error at start and a refused reload, never a listener that cannot start or a handshake
 // that fails later. Problems come back as text, each naming its field; load.ts makes them a

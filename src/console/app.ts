@@ -1,4 +1,4 @@
-// The account console (README "Accounts, tokens and the console"): a fastify app with the JSON account API under /api/v1
+// The account console (docs/accounts.md "Accounts, tokens and the console"): a fastify app with the JSON account API under /api/v1
 // (OpenAPI document at /api/v1/openapi.json) and the pages that use it. It never touches the
 // gateway's hot path: it writes to the store and calls `onTokensChanged` so the gateway
 // resyncs its token table at once. listener.ts listens and builds it on the first request.

@@ -1,6 +1,6 @@
 // Errors of the console's JSON API. Every error answers `{error: {code, message}}`; callers and
 // clients match on `code`, which is stable. Nothing here ever carries a password or token.
-// README "Console API errors" lists every code below (test/unit/errors-documented.test.ts).
+// docs/errors.md "Console API errors" lists every code below (test/unit/errors-documented.test.ts).
 
 export const ApiErrors = {
   invalid: { code: 'invalid', status: 400, message: 'Invalid request' },

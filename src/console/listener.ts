@@ -3,7 +3,7 @@
 // keeps ~5 MB less heap, and its start allocates less. The first page load waits for the
 // build (a few hundred ms); later requests go straight to fastify.
 //
-// With TLS (README "TLS") it is an HTTPS server with the gateway's certificate, the session
+// With TLS (docs/configuration.md "TLS") it is an HTTPS server with the gateway's certificate, the session
 // cookie is Secure, and a reload swaps the certificate for new connections.
 
 import { lookup } from 'node:dns/promises';

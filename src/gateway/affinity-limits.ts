@@ -1,4 +1,4 @@
-// Affinity and rate limits for one analysed request (README "Affinity and rate limits"): which
+// Affinity and rate limits for one analysed request (docs/routing.md "Affinity and rate limits"): which
 // hash slot routes it, and whether the hot-key, token and method buckets let it through.
 
 import { A_SINGLE, KIND_INVALID, type Analysis } from '../rpc/analyze.js';

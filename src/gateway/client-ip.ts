@@ -1,4 +1,4 @@
-// The client's public IP for IP affinity and per-IP limits (README "Affinity and rate limits"): the socket peer, or,
+// The client's public IP for IP affinity and per-IP limits (docs/routing.md "Affinity and rate limits"): the socket peer, or,
 // when the peer is a trusted proxy, the right-most X-Forwarded-For hop that is not trusted.
 // IPv4-mapped IPv6 (uWS reports every peer of a dual-stack listener that way) becomes IPv4.
 

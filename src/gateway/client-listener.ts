@@ -1,5 +1,5 @@
 // The client listener: the uWS app that serves the RPC and WebSocket routes on rpc.port and
-// rpc.wsPort, plain HTTP (`App`) or TLS (`SSLApp`, README "TLS").
+// rpc.wsPort, plain HTTP (`App`) or TLS (`SSLApp`, docs/configuration.md "TLS").
 //
 // A certificate swap on reload: uWS reads certificate files only when an app is built, so a
 // new SSLApp with the same routes listens on the same ports, and only then are the old app's

@@ -1,4 +1,4 @@
-// Coalescing (README "Coalescing"): identical calls (same method, same params bytes, same
+// Coalescing (docs/routing.md "Coalescing"): identical calls (same method, same params bytes, same
 // affinity node) of methods in `routing.coalesce.methods` share one upstream call. Each
 // caller keeps its own Exchange: its own id (spliced into the shared answer's bytes, the
 // result never re-encoded), its own usage record and its own answer. A caller joins a call

@@ -52,7 +52,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   elementErrors: Uint8Array | null = null;
   pending = 0;
   nodeIds = '';
-  /** Every node asked when more than one was (README "Public interface", X-…-Nodes-Tried). */
+  /** Every node asked when more than one was (docs/interface.md "Public interface", X-…-Nodes-Tried). */
   nodesTried = '';
   readonly startedAt = performance.now();
   /** A node's answer that only this request holds: its slab is given back once it is written (../slabs.ts). */
@@ -151,7 +151,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     spec.timeoutMs = timeoutFor(rt, a.method);
     spec.from = 0;
     spec.to = 0;
-    // How the call reaches nodes: broadcast, hedge or a shared (coalesced) call (README "Broadcast sends", …).
+    // How the call reaches nodes: broadcast, hedge or a shared (coalesced) call (docs/routing.md "Broadcast sends", …).
     rt.calls.fill(spec, a.method, this.mode === MODE_DEFAULT);
     const shared = this.mode === MODE_DEFAULT && !a.notification && rt.calls.coalesce.has(a.method) ? rt.coalescer.enter(this, spec) : null;
     const call = shared ?? new UpstreamCall(this, rt.router, spec);
@@ -175,7 +175,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     // Ids kept: the client's bytes go upstream as they are (rpc/batch.ts); else positions.
     let order = plan.idsKept ? null : forwardable(plan);
     let n = order === null ? plan.count : order.length;
-    // Label routing (README "Label routing"): a routed method's calls get sub-batches of their own.
+    // Label routing (docs/routing.md "Label routing"): a routed method's calls get sub-batches of their own.
     const runs = this.whole || rt.routedMethods.size === 0 || n === 0 ? null : routeRuns(plan, order ?? forwardable(plan), rt.upstreamBatch, rt.routedMethods);
     if (runs !== null) {
       order = runs.order;

@@ -1,4 +1,4 @@
-// Request header rules of README "Public interface": names carry the operator's brand, affinity values are
+// Request header rules of docs/interface.md "Public interface": names carry the operator's brand, affinity values are
 // case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes that start and end with an ASCII character.
 
 import { isUtf8 } from 'node:buffer';
@@ -100,7 +100,7 @@ export const KEY_NOT_UTF8 = 'affinity key is not valid UTF-8';
  * Whether uWS keeps this byte (given as a char code 0..255) at an end of a header value. uWS
  * trims "whitespace" from both ends by comparing each `char` with 33; where `char` is signed
  * (x86-64, macOS, Windows) every byte from 0x80 is negative and is trimmed too, where it is
- * unsigned (Linux on ARM) it stays. See README "Public interface".
+ * unsigned (Linux on ARM) it stays. See docs/interface.md "Public interface".
  */
 function keptAtEnd(code: number): boolean {
   return code > 0x20 && code < 0x80;

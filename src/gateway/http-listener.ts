@@ -1,4 +1,4 @@
-// The RPC listener (README "Public interface"): routing, CORS, token and header checks in the
+// The RPC listener (docs/interface.md "Public interface"): routing, CORS, token and header checks in the
 // synchronous part of the uWS handler, then the body streams into an Exchange through an
 // HttpResponder, which also writes the answer.
 
@@ -132,7 +132,7 @@ function handle(res: HttpResponse, req: HttpRequest, rt: Runtime): void {
     const problem = keyProblem(key);
     if (problem !== null) return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: problem, header: names.affinityKey });
   } else if (mode === MODE_KEY && hasHeader(req, names.affinityKey, names.affinityKeyBare)) {
-    // A key of only spaces and non-ASCII characters arrives empty (README "Public interface").
+    // A key of only spaces and non-ASCII characters arrives empty (docs/interface.md "Public interface").
     // Absent and empty look alike through getHeader; telling them apart walks every header, so
     // it is done only where the key is used.
     return rejectRequest(res, req, rt, Errors.badHeaders, cors, { reason: KEY_EMPTY, header: names.affinityKey });

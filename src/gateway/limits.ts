@@ -1,4 +1,4 @@
-// Rate limits (README "Affinity and rate limits", code 7429): hot affinity keys and IPs under key affinity,
+// Rate limits (docs/routing.md "Affinity and rate limits", code 7429): hot affinity keys and IPs under key affinity,
 // calls per token, and calls per token per method. A check that passes allocates nothing;
 // a refusal leaves its scope and wait in `scope` / `retryAfterMs`.
 //
@@ -86,7 +86,7 @@ export class RateLimiter {
   retryAfterMs = 0;
   /**
    * Set when limits are shared across instances (`redis.url`): every passing take is added to
-   * it for the control plane's sync (README "Shared limits across instances (Redis)").
+   * it for the control plane's sync (docs/routing.md "Shared limits across instances (Redis)").
    */
   tally: ConsumptionTally | null = null;
   /** `keys` when shared: its takeTagged() spares building 'i' + key per request. */

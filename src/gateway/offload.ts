@@ -1,7 +1,7 @@
 // Chooses between inline work and the piscina pool for parsing large bodies and merging large
 // batch answers. Large request bodies are received straight into SharedArrayBuffer memory so
 // the worker reads them without a copy. Thresholds come from `npm run bench -- parse`
-// (see README, "Worker pool threshold").
+// (see docs/benchmarks.md "Offload pool threshold").
 
 import { Piscina } from 'piscina';
 import { analyze, type Analysis, type BatchPlan } from '../rpc/analyze.js';
@@ -13,7 +13,7 @@ export interface OffloadOptions {
   mergeThresholdBytes: number;
 }
 
-const WORKER_URL = new URL('../../workers/rpc.js', import.meta.url);
+const WORKER_URL = new URL('../../offload-tasks/rpc.js', import.meta.url);
 
 function asBuffer(u: Uint8Array): Buffer {
   return Buffer.from(u.buffer, u.byteOffset, u.byteLength);

@@ -10,6 +10,6 @@ export interface Responder {
    * every node asked when more than one was (retries, hedges, broadcasts; '' otherwise).
    */
   answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string, tried: string): void;
-  /** The client's IP, trusted proxies considered (README "Affinity and rate limits"). */
+  /** The client's IP, trusted proxies considered (docs/routing.md "Affinity and rate limits"). */
   clientIp(): string;
 }

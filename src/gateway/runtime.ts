@@ -40,13 +40,13 @@ export interface Runtime {
   defaultTimeoutMs: number;
   methodTimeouts: Map<string, number>;
   noRetry: Set<string>;
-  /** Broadcast, hedge and coalescing settings (README "Broadcast sends", "Hedged reads", "Coalescing"). */
+  /** Broadcast, hedge and coalescing settings (docs/routing.md "Broadcast sends", "Hedged reads", "Coalescing"). */
   calls: CallPolicy;
   /** Identical calls in flight, shared (this worker's). */
   coalescer: Coalescer;
   /** Methods that get IP affinity when the client asked for default routing. */
   autoAffinity: Set<string>;
-  /** Methods with a label rule (README "Label routing"): default-mode batches group their calls. */
+  /** Methods with a label rule (docs/routing.md "Label routing"): default-mode batches group their calls. */
   routedMethods: Set<string>;
   slots: SlotHasher;
   limiter: RateLimiter;

@@ -43,7 +43,7 @@ export class TokenTable {
   private readonly byHash = new Map<string, Entry>();
   /**
    * Open WebSockets hold their token's record and are not looked up per frame: they learn of a
-   * revocation from here (README "WebSocket": closed with 1008 within a second).
+   * revocation from here (docs/interface.md "WebSocket": closed with 1008 within a second).
    */
   private readonly revokedListeners: RevokedListener[] = [];
 

@@ -1,4 +1,4 @@
-// The client WebSocket endpoint (README "WebSocket"): `/api-token/<T>/` (also without the trailing
+// The client WebSocket endpoint (docs/interface.md "WebSocket"): `/api-token/<T>/` (also without the trailing
 // slash, `/api-key/`, or `/` with a token header) on the RPC port and on rpc.wsPort. The
 // token is checked before upgrading (401/403/429 as plain HTTP, socket closed). A frame is
 // analyzed in one pass as HTTP bodies are (docs/internals-json.md "The WebSocket frame path"):

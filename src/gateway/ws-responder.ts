@@ -1,4 +1,4 @@
-// Answers to calls forwarded from a client's WebSocket (README "WebSocket"): only the JSON-RPC
+// Answers to calls forwarded from a client's WebSocket (docs/interface.md "WebSocket"): only the JSON-RPC
 // body travels back on the socket; status, node ids and HTTP headers have nowhere to go.
 
 import type { Responder } from './responder.js';

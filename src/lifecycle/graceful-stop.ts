@@ -1,4 +1,4 @@
-// How `jumpgate start` stops on a signal (README "Running several instances", "The stop
+// How `jumpgate start` stops on a signal (docs/instances.md "Running several instances", "The stop
 // sequence"). Behind a balancer the order matters: a gateway that closed its port the moment
 // it got SIGTERM would reset the connections the balancer routed to it before its health check
 // noticed anything. So:

@@ -117,7 +117,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
   metrics.watchWs(() => plane.ws());
   metrics.watchFresh(() => pool.fresh);
-  // `redis.url`: limits and token changes shared with the other instances (README "Shared limits across instances (Redis)").
+  // `redis.url`: limits and token changes shared with the other instances (docs/routing.md "Shared limits across instances (Redis)").
   const shared = startSharedState(config, { limiter: ref.rt.limiter, log, metrics, onRemoteTokens: () => accounts?.sync.changed() });
   if (shared !== null) {
     plane.tallyInto(shared.tally);

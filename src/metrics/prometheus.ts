@@ -189,7 +189,7 @@ export class GatewayMetrics implements RequestRecorder {
     }
   }
 
-  /** Series of the shared state across instances (README "Shared limits across instances (Redis)"), when `redis.url` is set. */
+  /** Series of the shared state across instances (docs/routing.md "Shared limits across instances (Redis)"), when `redis.url` is set. */
   watchRedis(src: { up(): boolean; syncFailures(): number }): void {
     this.registry.registerMetric(computed('jumpgate_redis_up', '1 while Redis answers the limit syncs, 0 while limits are enforced per instance', 'gauge', () => [{ labels: {}, value: src.up() ? 1 : 0 }]));
     this.registry.registerMetric(
@@ -197,7 +197,7 @@ export class GatewayMetrics implements RequestRecorder {
     );
   }
 
-  /** WebSocket figures, set once the data plane runs (README "Running several instances": the dashboard's WS panels). */
+  /** WebSocket figures, set once the data plane runs (docs/instances.md "Running several instances": the dashboard's WS panels). */
   private wsView: (() => WsFigures) | null = null;
 
   watchWs(view: () => WsFigures): void {
@@ -254,10 +254,10 @@ export class GatewayMetrics implements RequestRecorder {
       ),
     );
     const event = (name: string, kind: CallEvent, help: string) => r.registerMetric(computed(name, help, 'counter', () => [{ labels: {}, value: this.callEvents.get(kind)!.n }]));
-    event('jumpgate_hedges_fired_total', 'hedge_fired', 'Hedged reads: extra attempts sent because the first node was slower than its percentile (README "Hedged reads")');
+    event('jumpgate_hedges_fired_total', 'hedge_fired', 'Hedged reads: extra attempts sent because the first node was slower than its percentile (docs/routing.md "Hedged reads")');
     event('jumpgate_hedges_won_total', 'hedge_won', 'Hedged reads answered by a hedge rather than by the first node');
-    event('jumpgate_broadcasts_total', 'broadcast', 'Calls sent to more than one node at once (README "Broadcast sends")');
-    event('jumpgate_coalesced_joins_total', 'coalesced', 'Client calls answered by an identical call already in flight instead of a call of their own (README "Coalescing")');
+    event('jumpgate_broadcasts_total', 'broadcast', 'Calls sent to more than one node at once (docs/routing.md "Broadcast sends")');
+    event('jumpgate_coalesced_joins_total', 'coalesced', 'Client calls answered by an identical call already in flight instead of a call of their own (docs/routing.md "Coalescing")');
     r.registerMetric(
       computed('jumpgate_node_state', 'Node health state: 1 for the current state, 0 for the others', 'gauge', () => {
         const out: Sample[] = [];
@@ -300,7 +300,7 @@ export class GatewayMetrics implements RequestRecorder {
         Object.entries(ws()?.upstreamSubscriptions ?? {}).map(([node, value]) => ({ labels: { node }, value })),
       ),
     );
-    // Monotonic reads (README "Monotonic reads"): read straight from the shared marks.
+    // Monotonic reads (docs/routing.md "Monotonic reads"): read straight from the shared marks.
     r.registerMetric(computed('jumpgate_node_high_water_slot', 'Highest slot the node served to an affinity key (0 none)', 'gauge', perNode((n) => n.mark?.slot ?? 0)));
     const byReason = (value: (m: NodeMark, reason: number) => number) => (): Sample[] => {
       const out: Sample[] = [];

@@ -11,7 +11,7 @@ export interface RequestRecorder {
   request(method: string, batch: boolean, status: string, nodeIds: string, ms: number): void;
   /** A request refused by a rate limit; `scope` as in the 7429 error's `data.scope`. */
   rateLimited(scope: string): void;
-  /** How a call reached nodes (README "Broadcast sends", "Hedged reads", "Coalescing"): one of the CALL_EVENTS. */
+  /** How a call reached nodes (docs/routing.md "Broadcast sends", "Hedged reads", "Coalescing"): one of the CALL_EVENTS. */
   callEvent(kind: CallEvent): void;
 }
 

@@ -58,7 +58,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   const pool = new NodePool(config, log, { probes: opts.probes });
   stops.add(() => pool.close());
   await pool.start();
-  const offload = new Offload(config.workers);
+  const offload = new Offload(config.offload);
   stops.add(() => offload.close());
   const ref = {} as RuntimeRef;
   const recorder = opts.recorder(pool, ref);

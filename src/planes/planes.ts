@@ -55,7 +55,7 @@ export interface ControlView {
   /**
    * Still accepting, but every answer from now on carries `Connection: close`: keep-alive
    * clients reconnect, and behind a balancer that has marked this gateway down they reach
-   * another instance (README "Running several instances").
+   * another instance (docs/instances.md "Running several instances").
    */
   closeAfterAnswers(): void;
   /**
@@ -123,7 +123,7 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   await pool.start();
   // A runtime of the control plane's own: its meter receives the workers' usage, and reloads
   // rewrite it like a worker's. It serves no request.
-  const offload = new Offload(config.workers);
+  const offload = new Offload(config.offload);
   stops.add(() => offload.close());
   const ref = {} as RuntimeRef;
   const workersRef: { w: DataPlaneWorkers | null } = { w: null };

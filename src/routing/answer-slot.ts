@@ -1,4 +1,4 @@
-// The slot a node's answer carries (README "Monotonic reads"), read from the raw bytes without
+// The slot a node's answer carries (docs/routing.md "Monotonic reads"), read from the raw bytes without
 // parsing the answer: getSlot's numeric `result`, or the `"context":{…"slot":N` an RpcResponse
 // result opens with. A few bytes are looked at after `"result":`, so a multi-megabyte
 // getProgramAccounts answer costs what a getBalance one does.

@@ -44,7 +44,7 @@ export class BucketTable {
 
   /**
    * Takes `n` tokens for `key` at `now` whatever its level: the bucket may go below zero (a
-   * debt that refills at the rate). Shared limits (README "Shared limits across instances")
+   * debt that refills at the rate). Shared limits (docs/routing.md "Shared limits across instances (Redis)")
    * debit what other instances consumed.
    */
   debit(key: string, n: number, now: number): void {

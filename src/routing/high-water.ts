@@ -1,4 +1,4 @@
-// A node's high-water mark (README "Monotonic reads"): the highest slot it has served to an
+// A node's high-water mark (docs/routing.md "Monotonic reads"): the highest slot it has served to an
 // affinity key, plus how often keys waited for, or were refused, a node that had caught up
 // with it. The words live in a SharedArrayBuffer the control plane owns and hands to every
 // worker with the node's health, so whichever worker saw an answer raises the one mark all of
@@ -71,7 +71,7 @@ export class NodeMark {
   /**
    * Back from being unusable (or from failing a keyed call another node then answered): keys
    * that left it may have been given higher slots elsewhere, so it takes keys again only once
-   * probed at or above every node's mark (README "Monotonic reads").
+   * probed at or above every node's mark (docs/routing.md "Monotonic reads").
    */
   get returning(): boolean {
     return Atomics.load(this.words, RETURNING) !== 0;

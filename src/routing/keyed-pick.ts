@@ -1,4 +1,4 @@
-// Which node serves an affinity slot (README "Affinity and rate limits", "Monotonic reads").
+// Which node serves an affinity slot (docs/routing.md "Affinity and rate limits", "Monotonic reads").
 //
 // Without monotonic reads: the first usable node of the slot's fixed sequence (KeyMap), else
 // the first unhealthy one (a last resort); retries skip the nodes they tried.

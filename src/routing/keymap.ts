@@ -1,4 +1,4 @@
-// Key affinity (README "Affinity and rate limits"): a weighted jump consistent hash over xxhash64(key).
+// Key affinity (docs/routing.md "Affinity and rate limits"): a weighted jump consistent hash over xxhash64(key).
 //
 //   key ──xxhash64(utf8(key), seed)──▶ 64-bit hash ──jump hash──▶ slot ∈ [0, 2^20)
 //   slot ──table (weighted rendezvous hashing over node ids)──▶ node

@@ -1,4 +1,4 @@
-// Label routing (README "Label routing"): `routing.methods` sends calls of a method only to
+// Label routing (docs/routing.md "Label routing"): `routing.methods` sends calls of a method only to
 // nodes whose labels match all the given ones. Built once per config and node set, so a call
 // pays one Map lookup (none while no rule is configured) and a node check is one array read.
 

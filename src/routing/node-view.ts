@@ -1,4 +1,4 @@
-// When a node is usable, and for what (README "Retries and node health"). Routing, the keyed
+// When a node is usable, and for what (docs/routing.md "Retries and node health"). Routing, the keyed
 // router, the health loop, subscription placement, readiness and the exporters all ask these
 // functions, so each rule is written once. They read a plain NodeView (no sockets), so
 // routing can be driven in tests with plain objects. Called per pick: no allocation here.

@@ -1,4 +1,4 @@
-// Default routing (README "Retries and node health"): healthy non-lagging nodes first, then lagging, then unhealthy;
+// Default routing (docs/routing.md "Retries and node health"): healthy non-lagging nodes first, then lagging, then unhealthy;
 // within a tier, power of two distinct choices drawn by weight, the lower of
 // EWMA latency × (in-flight + 1) / weight wins.
 

@@ -1,7 +1,7 @@
-// Validates a request body (README "Public interface") and, for batches, records where each element and its
+// Validates a request body (docs/interface.md "Public interface") and, for batches, records where each element and its
 // id sit in the raw bytes so that sub-batches and the merged answer are built by splicing.
 // One pass over the bytes (validate.ts), no JSON.parse: runs inline for small bodies and in
-// workers/ for large ones. The plan also carries what the rest of the request needs per
+// offload-tasks/ for large ones. The plan also carries what the rest of the request needs per
 // call (kind and method: limits, timeouts, usage) and whether the batch can go to the nodes
 // with the client's own ids (ids.ts).
 
@@ -84,7 +84,7 @@ function singleCall(method: string): Analysis {
 
 const layout = new RequestLayout();
 
-/** callChecks: call c is a valid JSON-RPC 2.0 call (README "Public interface"). */
+/** callChecks: call c is a valid JSON-RPC 2.0 call (docs/interface.md "Public interface"). */
 const VALID_CALL = 1;
 /** callChecks: call c is an object whose id member is a string, number or null. */
 const VALID_ID = 2;

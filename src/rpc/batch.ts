@@ -1,4 +1,4 @@
-// Batch split and merge on raw bytes, two ways (README "Batches").
+// Batch split and merge on raw bytes, two ways (docs/interface.md "Batches").
 //
 // Ids kept (plan.idsKept: every element a request with a distinct id that nodes echo as it
 // is, ids.ts): a sub-batch is the client's own bytes for a range of elements (the whole body

@@ -1,7 +1,7 @@
 // Batch ids a node echoes byte for byte, and a table of a batch's ids by their bytes.
 //
 // A batch whose requests all carry such ids, all different, goes to the nodes as the client
-// wrote it (README "Batches"): no id is rewritten, and the node's answer is checked rather
+// wrote it (docs/interface.md "Batches"): no id is rewritten, and the node's answer is checked rather
 // than rebuilt. That only holds if every node writes an id back exactly as it read it, so
 // "such ids" are the ones every JSON encoder writes one way: integers of at most 15 digits
 // (exact in a double; no sign on zero, no fraction or exponent) and short strings of

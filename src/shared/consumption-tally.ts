@@ -1,4 +1,4 @@
-// What this instance's limiters took from each bucket since the last sync with Redis (README
+// What this instance's limiters took from each bucket since the last sync with Redis (docs/routing.md
 // "Shared limits across instances (Redis)"). Kept only when `redis.url` is set: the limiter adds
 // to it on every take that passed, the control plane drains it every `redis.syncMs`. Nested
 // maps of small cells, so a key seen again in the interval costs two lookups and no allocation.

@@ -1,4 +1,4 @@
-// Shares this instance's rate-limit consumption with the others through Redis (README "Shared
+// Shares this instance's rate-limit consumption with the others through Redis (docs/routing.md "Shared
 // limits across instances (Redis)"). Every `redis.syncMs` the control plane sends, in one
 // script call, what its limiters took per bucket since the last sync; Redis adds it to one
 // counter per bucket and answers each counter's new total. What the others took meanwhile

@@ -1,4 +1,4 @@
-// The connections to the one Redis every instance shares (README "Shared limits across instances
+// The connections to the one Redis every instance shares (docs/routing.md "Shared limits across instances
 // (Redis)"), and whether it is usable. No request ever waits on Redis: commands are refused at
 // once while the connection is down (no offline queue) and time out after `COMMAND_TIMEOUT_MS`,
 // while ioredis reconnects in the background. Up and down are logged once per episode.

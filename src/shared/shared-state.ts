@@ -1,4 +1,4 @@
-// State shared by every instance of a deployment through one Redis (`redis.url`; README "Shared
+// State shared by every instance of a deployment through one Redis (`redis.url`; docs/routing.md "Shared
 // limits across instances (Redis)"): rate-limit consumption and token change events. Started
 // by the control plane after the data plane; null when `redis.url` is null (each instance on
 // its own, as with one instance).

@@ -1,4 +1,4 @@
-// Token changes across instances (README "Shared limits across instances (Redis)"): an instance
+// Token changes across instances (docs/routing.md "Shared limits across instances (Redis)"): an instance
 // whose console changed tokens or stacks publishes on `<keyPrefix>tokens`; every other instance
 // hears it and syncs its token table from the store at once, instead of at its next poll (the
 // poll stays, for changes made while Redis was down or by a process without Redis).

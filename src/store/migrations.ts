@@ -103,7 +103,7 @@ async function createStackUsageTable(db: Kysely<any>, name: string): Promise<voi
 const STACK_USAGE_TABLES = ['stack_usage_minute', 'stack_usage_hour', 'stack_usage_6h', 'stack_usage_day'];
 
 /**
- * Usage roll-ups (README "Accounts, tokens and the console"): 6-hour rows per token, and minute,
+ * Usage roll-ups (docs/accounts.md "Accounts, tokens and the console"): 6-hour rows per token, and minute,
  * hour, 6-hour and day rows per stack, built from the usage already stored; usage_hour now holds
  * every hour, not only those compaction rolled up. In one transaction (SQLite runs migrations
  * outside one), so a failed backfill leaves nothing half-built.

@@ -50,7 +50,7 @@ export interface MetaTable {
 /**
  * Usage of one token and method over one span (usage_minute, usage_hour, usage_6h); `start_ms`
  * is the span's start. Minutes are what the usage flush writes; the longer spans are roll-ups
- * of them kept as they are written (README "Accounts, tokens and the console").
+ * of them kept as they are written (docs/accounts.md "Accounts, tokens and the console").
  */
 export interface UsageTable {
   token_id: string;

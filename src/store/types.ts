@@ -1,4 +1,4 @@
-// The account store's contract (README "Accounts, tokens and the console"): what the console, the CLI, the gateway's token sync
+// The account store's contract (docs/accounts.md "Accounts, tokens and the console"): what the console, the CLI, the gateway's token sync
 // and the usage flush need. src/store/sql.ts implements it with Kysely over SQLite (default)
 // and is written so PostgreSQL can use the same queries.
 

@@ -1,5 +1,5 @@
 // How one call reaches nodes beyond the plain attempt-and-retry of call.ts, derived once from
-// `routing.broadcast`, `routing.hedge` and `routing.coalesce` (README "Broadcast sends",
+// `routing.broadcast`, `routing.hedge` and `routing.coalesce` (docs/routing.md "Broadcast sends",
 // "Hedged reads", "Coalescing") and swapped with the runtime on reload.
 
 import type { Config } from '../config/schema.js';

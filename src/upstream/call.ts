@@ -1,8 +1,8 @@
 // One logical upstream call (a single request or one sub-batch) and its attempts. Retries
-// follow README "Retries and node health": a connection that never carried the request is retried for every method;
+// follow docs/routing.md "Retries and node health": a connection that never carried the request is retried for every method;
 // timeouts, 5xx, 429, resets and unusable bodies only for methods that are safe to repeat.
 // A call may also have several attempts at once: a broadcast goes to `fanout` nodes together
-// (README "Broadcast sends"), a hedged read to a second node when the first is slow (README
+// (docs/routing.md "Broadcast sends"), a hedged read to a second node when the first is slow (docs/routing.md
 // "Hedged reads"); the first usable answer wins and the others are read and ignored.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';
@@ -100,7 +100,7 @@ class Attempt implements AttemptSink {
   ) {
     this.body = call.body;
     // A broadcast's copies are never retried: none may ride a pipelined connection that a
-    // node could drop under it (README "Upstream connections and pipelining").
+    // node could drop under it (docs/routing.md "Upstream connections and pipelining").
     this.exclusive = !call.retrySafe || call.fanout > 1 || call.router.methodLatency.isSlow(call.method);
     this.timer = setTimeout(onAttemptTimeout, timeoutMs, this);
   }
@@ -148,9 +148,9 @@ export interface CallSpec {
   /** Sub-batch range in the owner's order (unused for single requests). */
   from: number;
   to: number;
-  /** Nodes asked at once (README "Broadcast sends"); 1 or absent = one node, retries as usual. */
+  /** Nodes asked at once (docs/routing.md "Broadcast sends"); 1 or absent = one node, retries as usual. */
   fanout?: number;
-  /** Hedge plan of the method (README "Hedged reads"); null or absent = not hedged. */
+  /** Hedge plan of the method (docs/routing.md "Hedged reads"); null or absent = not hedged. */
   hedge?: HedgePlan | null;
   /** Where broadcasts and hedges are counted. */
   events?: CallEvents | null;
@@ -228,7 +228,7 @@ export class UpstreamCall implements FreshCall {
     this.to = spec.to;
     this.fanout = spec.fanout ?? 1;
     // Hedging is for default routing only: under affinity the call must stay on its node
-    // sequence (README "Hedged reads").
+    // sequence (docs/routing.md "Hedged reads").
     this.hedge = spec.slot < 0 ? (spec.hedge ?? null) : null;
     this.events = spec.events ?? null;
   }

@@ -1,4 +1,4 @@
-// Calls parked until a node catches up with their key's slot (README "Monotonic reads"). A
+// Calls parked until a node catches up with their key's slot (docs/routing.md "Monotonic reads"). A
 // parked call is routed again on every poll and after every probe round; once its wait
 // (affinity.monotonicWaitMs from its first park) is over, the router answers it 7505. Only
 // failovers park calls, so the Map and the timer exist only while one is waiting.

@@ -1,4 +1,4 @@
-// Active health probes (README "Retries and node health"): every interval each node is asked whether it is healthy and
+// Active health probes (docs/routing.md "Retries and node health"): every interval each node is asked whether it is healthy and
 // at which slot (Solana: getHealth + getSlot; EVM: eth_blockNumber). A node more than
 // maxSlotLag behind the best is lagging. Ejected nodes are probed only once their backoff
 // has passed (half-open); one good probe readmits them.

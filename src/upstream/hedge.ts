@@ -1,4 +1,4 @@
-// Hedged reads (README "Hedged reads"): when a call of a hedged method has not been answered
+// Hedged reads (docs/routing.md "Hedged reads"): when a call of a hedged method has not been answered
 // after the node's observed percentile latency for that method, the same call also goes to
 // the next best node and the first answer wins. The latency is kept per node × hedged method
 // in a small fixed-bucket histogram: recording is a few comparisons, reading the percentile

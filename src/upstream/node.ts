@@ -64,11 +64,11 @@ export class UpstreamNode implements NodeView, MarkedNode {
   /** Health probes: connections of their own, so they never queue behind traffic. */
   readonly probes: ProbeClient;
   readonly labels: Readonly<Record<string, string>> | undefined;
-  /** Highest slot served to affinity keys, shared by every worker (README "Monotonic reads"). */
+  /** Highest slot served to affinity keys, shared by every worker (docs/routing.md "Monotonic reads"). */
   readonly mark: NodeMark;
   /** Its processed, confirmed and finalized slots (docs/solana-routing.md "Chain view"). */
   readonly chain: ChainView;
-  /** Usable at the last routing refresh (a change to usable makes it returning: README "Monotonic reads"). */
+  /** Usable at the last routing refresh (a change to usable makes it returning: docs/routing.md "Monotonic reads"). */
   wasUsable: boolean;
   /** The slot of the last probe the routing refresh saw (a lower one means the node went back). */
   lastProbedSlot: number;

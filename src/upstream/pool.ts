@@ -59,7 +59,7 @@ export class NodePool implements Router {
   /** The nodes keyMap was built over (reloads replace `nodes`). */
   private mapNodes: UpstreamNode[];
   private readonly seed: number;
-  /** Affinity slot → node, monotonic reads (README "Monotonic reads"). */
+  /** Affinity slot → node, monotonic reads (docs/routing.md "Monotonic reads"). */
   readonly picker = new KeyedPicker<UpstreamNode>();
   /** The map before the last weight or node change, until every usable node caught up with it. */
   private previous: PreviousMap<UpstreamNode> | null = null;
@@ -80,7 +80,7 @@ export class NodePool implements Router {
   private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
   private waitMs: number;
   readonly waits = new CatchUpWaits();
-  /** routing.methods (README "Label routing"); empty when none. */
+  /** routing.methods (docs/routing.md "Label routing"); empty when none. */
   private methodConfig: Config['routing']['methods'];
   methodRules: Map<string, MethodRule>;
   private rateTimer: NodeJS.Timeout | null = null;

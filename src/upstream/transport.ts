@@ -2,7 +2,7 @@
 // clients implement it: the pipelined HTTP/1.1 client (http1/pool.ts, the default) and undici
 // (undici-client.ts, `upstream.client: undici`).
 
-/** Failure kinds, as the retry rules (README "Retries and node health") need them. */
+/** Failure kinds, as the retry rules (docs/routing.md "Retries and node health") need them. */
 export const F_NONE = 0;
 /** The request never reached the node (connect refused/failed, or it was never written). */
 export const F_CONNECT = 1;
@@ -15,7 +15,7 @@ export const F_CONNECT_TIMEOUT = 4;
  * Written, then the node dropped the connection because it carried pipelined requests (it
  * does not queue them): retried as F_OTHER is, but no mark against the node's health, or a
  * burst that finds a node before the pool learns it refuses pipelining would eject it
- * (README "Upstream connections and pipelining").
+ * (docs/routing.md "Upstream connections and pipelining").
  */
 export const F_PIPELINE_DROPPED = 5;
 

@@ -42,6 +42,6 @@ export const lengthSlots = { slot: (key: string): number => key.length };
 /** `config` is merged over a one-node config (the router decides where calls go anyway). */
 export function testRuntime(router: Router, config: Record<string, unknown> = {}): Runtime {
   const c = resolveConfig({ nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }], ...config });
-  const offload = new Offload({ threads: 0, parseThresholdBytes: c.workers.parseThresholdBytes, mergeThresholdBytes: c.workers.mergeThresholdBytes });
+  const offload = new Offload({ threads: 0, parseThresholdBytes: c.offload.parseThresholdBytes, mergeThresholdBytes: c.offload.mergeThresholdBytes });
   return buildRuntime(c, { tokens: new TokenTable(), router, offload, log: silentLogger(), slots: lengthSlots });
 }

@@ -51,7 +51,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       { token: TOKEN2, stack: 'test2' },
       { token: INACTIVE, stack: 'test', active: false },
     ],
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     log: { level: 'silent' },
   };
   const config: Config = resolveConfig(deepMerge(base, opts.config ?? {}));

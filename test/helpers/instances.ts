@@ -1,6 +1,6 @@
 // jumpgate instances as operators run them: `node dist/src/cli/main.js start --config FILE`,
 // one process each, with the config written as YAML into a temp folder. For the tests of the
-// stop sequence and of several instances behind a balancer (README "Running several instances").
+// stop sequence and of several instances behind a balancer (docs/instances.md "Running several instances").
 
 import { request } from 'node:http';
 import { connect } from 'node:net';

@@ -384,7 +384,7 @@ async function fileGateway(t: Test, lines: string[]): Promise<FileGateway> {
 
 // Inline data plane: these tests read the pool's own in-flight counts (workers report them once
 // a second); reload through workers is tested in workers.test.ts.
-const BASE = ['rpc: { port: 0, wsPort: 0, workers: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'workers: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
+const BASE = ['rpc: { port: 0, wsPort: 0, workers: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'offload: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
 
 async function sims(t: Test, n: number): Promise<SimNode[]> {
   const list = await Promise.all(Array.from({ length: n }, (_, i) => startSim({ id: `n${i}`, port: 0 })));
@@ -587,7 +587,7 @@ t.test('CLI: SIGHUP and `jumpgate reload` re-read the file of a running gateway'
       'rpc: { port: 0, wsPort: 0 }',
       'console: { port: 0 }',
       "store: { url: 'sqlite://:memory:' }",
-      'workers: { threads: 0 }',
+      'offload: { threads: 0 }',
       `admin: { port: ${adminPort}, token: \${ADMIN_TOKEN} }`,
       `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: ${w1} }]`,
       `tokens: [{ token: ${token}, stack: t }]`,

@@ -1,4 +1,4 @@
-// Affinity keys as bytes on the wire (README "Public interface", code 7700): what uWS.js hands
+// Affinity keys as bytes on the wire (docs/interface.md "Public interface", code 7700): what uWS.js hands
 // the gateway for header bytes from 0x80, keys that are not UTF-8, multi-byte keys and their
 // node, the 40-byte limit, and the non-ASCII characters uWS drops at the ends of a value.
 // Requests go over raw sockets: fetch and node:http refuse header values that are not latin1.

@@ -1,4 +1,4 @@
-// Token auth and CORS (README "Public interface"): where a token may come from, conflicts, missing,
+// Token auth and CORS (docs/interface.md "Public interface"): where a token may come from, conflicts, missing,
 // unknown and inactive tokens, the configurable header brand, and preflights without auth.
 
 import t from 'tap';

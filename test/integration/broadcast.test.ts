@@ -1,4 +1,4 @@
-// Broadcast sends (README "Broadcast sends"): routing.broadcast sends a sendTransaction to the
+// Broadcast sends (docs/routing.md "Broadcast sends"): routing.broadcast sends a sendTransaction to the
 // chosen node and fanout − 1 others at once; the first result answers, each node gets the
 // transaction exactly once, node errors and failures are reported as documented.
 
@@ -65,13 +65,11 @@ t.test('the first success wins: a fast node answers while the chosen one is slow
   await settled(h);
   const fast = nodes.find((n) => n.id === order[2])!;
   fast.script = () => ({ delayMs: 0 });
-  const t0 = performance.now();
   const r = await h.post(TX);
-  const ms = performance.now() - t0;
   t.equal(r.status, 200);
+  // Answered by the fast node: before any slow node (1500 ms) could have answered.
   t.equal(r.headers.get('x-service-node'), fast.id, 'answered by the fast node');
   t.same(r.headers.get('x-service-nodes-tried')!.split(','), order, 'the same nodes in the same order (the chosen node first)');
-  t.ok(ms < 1000, `answered in ${ms.toFixed(0)} ms, before the slow nodes (1500 ms)`);
   await settled(h);
   t.same(
     nodes.map((n) => n.count('sendTransaction')),
@@ -141,14 +139,12 @@ t.test('nodes that lose the race are not held back: the next broadcasts of the s
   const { h } = await setup(t, [inTurn(1), inTurn(2), inTurn(0)]);
   const answeredBy = new Set<string>();
   for (let i = 0; i < 15; i++) {
-    const t0 = performance.now();
     const r = await h.post(TX);
-    const ms = performance.now() - t0;
     t.equal(r.status, 200);
     answeredBy.add(r.headers.get('x-service-node')!);
-    t.ok(ms < 400, `broadcast ${i + 1} answered in ${ms.toFixed(0)} ms (no wait for a probe round)`);
   }
   const text = await h.gw.metrics.text();
+  // The counter, not the clock: a broadcast that waited for a probe round would count here.
   t.notMatch(text, /jumpgate_monotonic_waits_total\{[^}]*\} [1-9]/, 'no keyed call waited for a node to catch up');
   t.same([...answeredBy].sort(), ['b0', 'b1', 'b2'], 'each node answered first in turn');
 });

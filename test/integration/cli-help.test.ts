@@ -1,4 +1,4 @@
-// The CLI helps itself (docs/cli-help.md): --help on every command and subcommand lists its
+// The CLI helps itself (docs/cli.md "--help"): --help on every command and subcommand lists its
 // options and defaults; an unknown option prints the usage with exit status 2; `accounts
 // create` then `tokens create` work on an empty SQLite and PostgreSQL store; --config gives
 // `tokens` and `accounts` only store.url, whatever else the file references.

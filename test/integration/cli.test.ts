@@ -51,8 +51,8 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
       'rpc: { port: 0, wsPort: 0 }',
       'console: { port: 0 }',
       'admin: { port: 0 }',
-      'workers: { threads: 0 }',
-      // No balancer to wait for (README "Running several instances"): drain at once.
+      'offload: { threads: 0 }',
+      // No balancer to wait for (docs/instances.md "Running several instances"): drain at once.
       'shutdown: { readyDelayMs: 0 }',
       `store: { url: "sqlite://${join(dir, 'jumpgate.db')}" }`,
       `nodes: [{ id: slow, url: "${sim.url}" }]`,
@@ -140,7 +140,7 @@ t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => 
   t.teardown(() => sim.close());
   const { dir, dbUrl, account, stack, token, record } = await seedStore('jg-usage-');
   const cfg = join(dir, 'jumpgate.yaml');
-  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'workers: { threads: 0 }', 'shutdown: { readyDelayMs: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
+  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'offload: { threads: 0 }', 'shutdown: { readyDelayMs: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
   const p = runCli(['start', '--config', cfg]);
   t.teardown(() => p.child.kill('SIGKILL'));
   const [, port] = await p.waitFor(/"port":(\d+)/);

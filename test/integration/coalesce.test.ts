@@ -1,4 +1,4 @@
-// Coalescing (README "Coalescing"): identical calls of routing.coalesce.methods share one
+// Coalescing (docs/routing.md "Coalescing"): identical calls of routing.coalesce.methods share one
 // upstream call within windowMs; each caller keeps its own id bytes and usage record;
 // different params, late callers and writes get calls of their own.
 
@@ -49,24 +49,31 @@ t.test('different params, or another method, are separate calls', async (t) => {
 });
 
 t.test('windowMs: a caller joins only a call sent at most windowMs before it arrived', async (t) => {
+  // Each second caller is sent once the node has the first call (it was written), so what
+  // decides is the window, not how fast this machine is.
   const h = await setup(t, { methods: ['getBlockHeight'], windowMs: 50 });
+  h.sims[0]!.set({ latencyMs: [1000, 1000] });
+  const sent = performance.now();
   const first = h.post(body('1', 'getBlockHeight', '[]'));
-  await new Promise((r) => setTimeout(r, 100));
-  // Sent about 100 ms before this one arrived: too old to join.
+  await eventually('the first call at the node', () => upstream(h, 'getBlockHeight') === 1, 5000, 2);
+  // Past the 50 ms window (a condition on the clock, not a guess at how long things take).
+  await eventually('60 ms since the first call', () => performance.now() - sent >= 60, 1000, 5);
   const second = await h.post(body('2', 'getBlockHeight', '[]'));
   await first;
   t.equal(second.status, 200);
-  t.equal(upstream(h, 'getBlockHeight'), 2);
+  t.equal(upstream(h, 'getBlockHeight'), 2, 'older than the window: a call of its own');
 
-  const h2 = await setup(t, { methods: ['getBlockHeight'], windowMs: 1000 });
+  const h2 = await setup(t, { methods: ['getBlockHeight'], windowMs: 10_000 });
+  h2.sims[0]!.set({ latencyMs: [1000, 1000] });
   const a = h2.post(body('1', 'getBlockHeight', '[]'));
-  await new Promise((r) => setTimeout(r, 100));
+  await eventually('the first call at the node', () => upstream(h2, 'getBlockHeight') === 1, 5000, 2);
   await Promise.all([a, h2.post(body('2', 'getBlockHeight', '[]'))]);
   t.equal(upstream(h2, 'getBlockHeight'), 1, 'within the window: joined');
 
   const h3 = await setup(t, { methods: ['getBlockHeight'], windowMs: 0 });
+  h3.sims[0]!.set({ latencyMs: [1000, 1000] });
   const b = h3.post(body('1', 'getBlockHeight', '[]'));
-  await new Promise((r) => setTimeout(r, 50));
+  await eventually('the first call at the node', () => upstream(h3, 'getBlockHeight') === 1, 5000, 2);
   await Promise.all([b, h3.post(body('2', 'getBlockHeight', '[]'))]);
   t.equal(upstream(h3, 'getBlockHeight'), 2, 'windowMs 0: a call already written is not joined');
 });

@@ -1,4 +1,4 @@
-// The deployment kit under deploy/ (README "Running several instances") says what the gateway
+// The deployment kit under deploy/ (docs/instances.md "Running several instances") says what the gateway
 // does: the Grafana dashboard queries only metrics the gateway exports; the HAProxy and nginx
 // files are valid for the binaries that read them; the HAProxy checks, the systemd stop
 // timeout and the Prometheus job agree with jumpgate's defaults.

@@ -1,5 +1,5 @@
 // The gateway in front of a real EVM node (anvil, from the @foundry-rs/anvil npm package) with
-// `chain: evm`, driven by viem and by raw WebSocket clients (README "WebSocket", "Retries and node health"): HTTP
+// `chain: evm`, driven by viem and by raw WebSocket clients (docs/interface.md "WebSocket", docs/routing.md "Retries and node health"): HTTP
 // pass-through and batches, eth_subscribe newHeads multiplexed onto one upstream
 // subscription, per-client hex subscription ids, unsubscribe isolation, and no anvil ids
 // leaking to clients. Skips with the reason when the anvil binary is missing or cannot run.

@@ -1,5 +1,5 @@
 // nginx and HAProxy in front of jumpgate, started from deploy/nginx/jumpgate.conf and
-// deploy/haproxy/jumpgate.cfg (README "HTTP compatibility"): what each front does with the
+// deploy/haproxy/jumpgate.cfg (docs/http-compatibility.md "HTTP compatibility"): what each front does with the
 // framing cases jumpgate's own listener gets wrong (test/integration/http-compat.test.ts),
 // whether a refused request reaches jumpgate (a wiretap between the front and jumpgate keeps
 // every byte the front sent), and that calls, pipelining and WebSockets work through it.
@@ -141,7 +141,7 @@ for (const name of ['nginx', 'haproxy'] as const) {
         .filter((l) => /^x-forwarded-for:/i.test(l))
         .map((l) => l.slice(l.indexOf(':') + 1).trim());
       // jumpgate reads the first X-Forwarded-For line and uses its right-most hop it does not
-      // trust (README "Affinity and rate limits"): the client's own value must not be first alone.
+      // trust (docs/routing.md "Affinity and rate limits"): the client's own value must not be first alone.
       t.same(xff, [name === 'nginx' ? '203.0.113.9, 127.0.0.1' : '127.0.0.1'], 'one X-Forwarded-For line, ending with the real peer');
     });
 
@@ -175,7 +175,7 @@ for (const name of ['nginx', 'haproxy'] as const) {
         t.equal(line, `POST ${PATH} HTTP/1.1`, 'forwarded as HTTP/1.1');
       } else {
         // HAProxy forwards the request's version as it came, and 2.6 has no directive to
-        // change it; jumpgate's 505 reaches the client (README "HTTP compatibility").
+        // change it; jumpgate's 505 reaches the client (docs/http-compatibility.md "HTTP compatibility").
         t.equal(r.status, 505, "HAProxy forwards HTTP/1.0: jumpgate's 505");
         t.equal(line, `POST ${PATH} HTTP/1.0`, 'forwarded as HTTP/1.0');
       }

@@ -1,4 +1,4 @@
-// Hedged reads (README "Hedged reads"): a call of a hedged method not answered after the
+// Hedged reads (docs/routing.md "Hedged reads"): a call of a hedged method not answered after the
 // node's percentile latency (clamped) also goes to the next best node; the first answer wins,
 // the other is read and dropped on its pipelined connection; never for no-retry methods, nor
 // under affinity.
@@ -52,7 +52,6 @@ t.test('a slow node: the other answers within about maxDelayMs, the late answer 
   const { h, nodes } = await setup(t);
   const r = await timed(h, call(1));
   t.equal(r.status, 200);
-  t.ok(r.ms < 1000, `answered in ${r.ms.toFixed(0)} ms (maxDelayMs 200, slow node ${SLOW_MS} ms)`);
   const tried = r.headers.get('x-service-nodes-tried')!.split(',');
   t.equal(tried.length, 2, 'two nodes asked');
   t.equal(r.headers.get('x-service-node'), tried[1], 'answered by the hedge');
@@ -82,7 +81,9 @@ t.test('a slow node: the other answers within about maxDelayMs, the late answer 
 });
 
 t.test('the delay follows the node\'s percentile: once a node answers fast, hedges come after minDelayMs', async (t) => {
-  const { h, nodes } = await setup(t, { routing: { hedge: { methods: ['getBalance'], minDelayMs: 30, maxDelayMs: 1000 } } });
+  // maxDelayMs far beyond the slow node's SLOW_MS: a hedge sent after maxDelayMs would come
+  // after the slow node's own answer, so an answer by the hedge shows the percentile was used.
+  const { h, nodes } = await setup(t, { routing: { hedge: { methods: ['getBalance'], minDelayMs: 30, maxDelayMs: 60_000 } } });
   // Warm up: every call's first node is slow, so answers come by hedges; send distinct ids
   // to both nodes directly fast first (ids repeat: the second arrival answers at once).
   for (const n of nodes) n.script = () => ({});
@@ -91,8 +92,9 @@ t.test('the delay follows the node\'s percentile: once a node answers fast, hedg
   for (const n of nodes) n.script = script;
   const r = await timed(h, call(5000));
   t.equal(r.status, 200);
-  t.ok(r.ms < 700, `hedged after the node's p90 clamped to 30 ms, not maxDelayMs 1000: ${r.ms.toFixed(0)} ms`);
-  t.equal(r.headers.get('x-service-nodes-tried')!.split(',').length, 2);
+  const tried = r.headers.get('x-service-nodes-tried')!.split(',');
+  t.equal(tried.length, 2, 'hedged before the slow node answered');
+  t.equal(r.headers.get('x-service-node'), tried[1], `answered by the hedge (${r.ms.toFixed(0)} ms), sent after the node's p90, not maxDelayMs`);
 });
 
 t.test('never hedged: no-retry methods, key affinity', async (t) => {

@@ -1,5 +1,5 @@
 // What the client HTTP listener (uWebSockets.js, uws-pack 20.0.8) does with each framing
-// case of README "HTTP compatibility", over raw sockets. These tests pin today's behaviour,
+// case of docs/http-compatibility.md "HTTP compatibility", over raw sockets. These tests pin today's behaviour,
 // good and bad, so that a uWS upgrade that changes any of it is noticed here first.
 //
 // The connections that get no answer are opened when the file starts and checked by the

@@ -1,4 +1,4 @@
-// Gateway errors on the HTTP listener (README "Errors"): each code with its HTTP status and the
+// Gateway errors on the HTTP listener (docs/errors.md "Gateway errors"): each code with its HTTP status and the
 // body `{"jsonrpc":"2.0","error":{"code":C,"message":…},"id":…}`, exact bytes sent over raw
 // sockets where fetch cannot (bad Content-Length, chunked bodies, missing Content-Type,
 // non-UTF-8 header bytes), and a flood of bad requests after which good ones still work.

@@ -1,4 +1,4 @@
-// JSON-RPC handling through the gateway (README "Public interface", "Affinity and rate limits"): parse errors, invalid requests,
+// JSON-RPC handling through the gateway (docs/interface.md "Public interface", docs/routing.md "Affinity and rate limits"): parse errors, invalid requests,
 // batch limits, invalid elements in place, notifications, order across split batches, ids
 // and u64 results byte-for-byte, node/key affinity keeping a batch whole, large bodies.
 

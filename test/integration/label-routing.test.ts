@@ -1,4 +1,4 @@
-// Label routing (README "Label routing"): routing.methods sends a method's calls only to nodes
+// Label routing (docs/routing.md "Label routing"): routing.methods sends a method's calls only to nodes
 // with its labels; fallback any / none when none is usable; default-mode batches give routed
 // calls sub-batches of their own.
 

@@ -1,4 +1,4 @@
-// Monotonic reads with two data-plane workers (README "Monotonic reads"): the high-water marks
+// Monotonic reads with two data-plane workers (docs/routing.md "Monotonic reads"): the high-water marks
 // are one SharedArrayBuffer per node, so what one worker served holds in the other, and the
 // admin API reads the marks directly (no worker report is involved).
 

@@ -1,4 +1,4 @@
-// Monotonic reads across failover (README "Monotonic reads"): a key's getSlot and context.slot
+// Monotonic reads across failover (docs/routing.md "Monotonic reads"): a key's getSlot and context.slot
 // never go back when its node is killed, stalls, is drained or re-weighted while the other
 // node is 100 slots behind; the key gets 7505 after affinity.monotonicWaitMs instead, and is
 // served again once the other node catches up. With affinity.monotonic false the same

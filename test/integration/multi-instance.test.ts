@@ -1,4 +1,4 @@
-// The whole setup of README "Running several instances", end to end: HAProxy from
+// The whole setup of docs/instances.md "Running several instances", end to end: HAProxy from
 // deploy/haproxy/jumpgate-cluster.cfg in front of two jumpgate processes (`jumpgate start
 // --config`, one data-plane worker each) sharing one PostgreSQL store and one Redis (throwaway servers),
 // three simulated nodes behind them.
@@ -34,7 +34,7 @@ async function sharedBackends(): Promise<{ storeUrl: string; redisUrl: string; c
   };
 }
 
-// The hot-key limit the test checks across both instances (README "Shared limits across instances (Redis)").
+// The hot-key limit the test checks across both instances (docs/routing.md "Shared limits across instances (Redis)").
 const KEY_RATE = 20;
 const KEY_BURST = 20;
 
@@ -62,7 +62,7 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
   const config = (wsPort: number): Record<string, unknown> => ({
     rpc: { port: 0, wsPort, workers: 1 },
     console: { port: 0 },
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     store: { url: shared.storeUrl },
     redis: { url: shared.redisUrl },
     affinity: { seed: 7, keyRate: KEY_RATE, keyBurst: KEY_BURST },

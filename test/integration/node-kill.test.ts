@@ -1,4 +1,4 @@
-// A node dies under load and no request is lost (README "Retries and node health"); a lagging node gets no
+// A node dies under load and no request is lost (docs/routing.md "Retries and node health"); a lagging node gets no
 // traffic while healthy nodes exist.
 
 import t from 'tap';

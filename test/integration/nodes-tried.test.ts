@@ -1,4 +1,4 @@
-// X-<brand>-Node and X-<brand>-Nodes-Tried (README "Public interface"): the node that
+// X-<brand>-Node and X-<brand>-Nodes-Tried (docs/interface.md "Public interface"): the node that
 // answered, and every node asked in order once more than one was (here: a retry).
 
 import t from 'tap';

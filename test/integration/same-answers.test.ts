@@ -1,4 +1,4 @@
-// Two jumpgate processes with the same config answer alike (README "Running several
+// Two jumpgate processes with the same config answer alike (docs/instances.md "Running several
 // instances"): a balancer may send a client's requests to either, so an affinity key must land
 // on the same node through both, fall back to the same node when that one dies, and an error
 // must read the same whichever instance wrote it.
@@ -46,7 +46,7 @@ t.test('same config, two processes: same node per key, same fallback, same error
   const config = {
     rpc: { port: 0, wsPort: 0, workers: 1 },
     console: { port: 0 },
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     store: { url: 'sqlite://:memory:' },
     affinity: { seed: 1234 },
     limits: { maxBatch: 5 },

@@ -522,11 +522,12 @@ t.test('slow readers: notifications skip a socket with a large send buffer', asy
   for (let i = 0; i < SLOW_SUBS; i++) raw.write(frame(`{"jsonrpc":"2.0","id":${i},"method":"accountSubscribe","params":["${big}",{"encoding":"base64"}]}`));
   await eventually('all subscriptions', () => node.stats.wsSubscriptions === SLOW_SUBS);
   const rss = process.memoryUsage().rss;
-  // A window of ticks with nothing expected to happen: the sim should queue nothing more for
-  // this socket, so memory stays flat while notifications are due.
-  await new Promise((r) => setTimeout(r, 1500));
+  // 300 slots (75 account notifications per subscription) come due: the sim should queue
+  // nothing more for this socket, so memory stays flat meanwhile.
+  const from = node.slot();
+  await eventually('300 slots', () => node.slot() >= from + 300, 20_000);
   const grown = process.memoryUsage().rss - rss;
-  // 50 account ticks/s * 1000 subs * ~1.4 KB would be ~100 MB in 1.5 s without the cap.
+  // 75 account ticks * 1000 subs * ~1.4 KB would be ~100 MB without the cap.
   t.ok(grown < 40 * 1024 * 1024, `memory grew ${Math.round(grown / 1024 / 1024)} MB`);
   t.equal(node.stats.wsConnections, 1, 'the slow socket is skipped, not closed');
 });

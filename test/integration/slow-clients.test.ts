@@ -1,4 +1,4 @@
-// Slow and stalled HTTP clients (README "Reliability"): connections that send half a request
+// Slow and stalled HTTP clients (docs/reliability.md "Reliability"): connections that send half a request
 // head, or a head and part of a body, and then nothing, hold no one else up; every other
 // client is answered as usual and the gateway's in-flight count returns to zero.
 

@@ -1,4 +1,4 @@
-// TLS on every listener (README "TLS"), with certificates made by openssl at test time: HTTPS
+// TLS on every listener (docs/configuration.md "TLS"), with certificates made by openssl at test time: HTTPS
 // JSON-RPC and WSS on the RPC port and the extra WS port (a plain client, @solana/web3.js and
 // @solana/kit trusting the test CA), the console over HTTPS with a Secure session cookie, a
 // reload that gives new connections a new certificate while open ones go on, config errors
@@ -166,7 +166,7 @@ t.test('with TLS a taken port still fails the start: held by a TLS gateway, or b
   t.teardown(() => h.close());
   // Straight through startGateway: a harness that fails to start would leave its nodes running.
   const on = (port: number): Promise<Gateway> =>
-    startGateway(resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0 }, admin: { port: 0 }, workers: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }], tls }, {}), { log: silentLogger(), store: null });
+    startGateway(resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0 }, admin: { port: 0 }, offload: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }], tls }, {}), { log: silentLogger(), store: null });
   await t.rejects(on(h.gw.port), /cannot listen on 127\.0\.0\.1:\d+ \(address in use/, 'a second TLS gateway on the same port');
   const held = createServer();
   await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
@@ -187,7 +187,7 @@ async function fileGateway(t: Test, dir: string, tls: string): Promise<{ gw: Gat
       `rpc: { host: 127.0.0.1, port: 0, wsPort: ${wsPort} }`,
       'console: { port: 0 }',
       "store: { url: 'sqlite://:memory:' }",
-      'workers: { threads: 0 }',
+      'offload: { threads: 0 }',
       'log: { level: silent }',
       `admin: { port: 0, token: ${ADMIN} }`,
       `nodes: [{ id: n0, url: "${sim.url}" }]`,

@@ -1,4 +1,4 @@
-// Upstream failure modes (README "Errors", "Retries and node health"): refused connections, resets mid-response, stalls,
+// Upstream failure modes (docs/errors.md "Gateway errors", docs/routing.md "Retries and node health"): refused connections, resets mid-response, stalls,
 // HTTP 500, garbage bytes, slow drips and black-holed connects, each against the retry
 // rules, maxAttempts, the documented gateway errors, passive ejection with half-open
 // readmission, and batches.
@@ -83,7 +83,7 @@ function simCalls(h: Harness, method: string, sim = 0): number {
   return h.sims[sim]!.stats.byMethod.get(method) ?? 0;
 }
 
-/** Checks the README "Errors" error body shape on the raw text; `rawId` is the id's JSON text. */
+/** Checks the docs/errors.md "Gateway errors" error body shape on the raw text; `rawId` is the id's JSON text. */
 function checkErrorBody(t: Test, text: string, code: number, rawId: string): void {
   const re = new RegExp(`^\\{"jsonrpc":"2\\.0","error":\\{"code":${code},"message":"[^"]+","data":\\{.*\\}\\},"id":${rawId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\}$`);
   t.match(text, re, `error body shape, code ${code}, id ${rawId} byte-for-byte`);
@@ -109,7 +109,6 @@ t.test('setup: the scripted upstream is the first choice, the lagging sim the fa
 
 for (const m of MODES) {
   t.test(`${m.mode}: retry-safe call is retried, noRetry call gets ${m.code ?? 'retried anyway'}`, async (t) => {
-    const started = Date.now();
     const { h, raws } = await setup(t, { config: { routing: { noRetryMethods: ['getBlockHeight'] } } });
     const raw = raws[0]!;
     const bad = h.gw.pool.byId('bad0')!;
@@ -150,7 +149,6 @@ for (const m of MODES) {
       const s = await rpc(h, 'getBlockHeight', '"req-1"');
       checkErrorBody(t, s.text, m.code, '"req-1"');
     }
-    t.ok(Date.now() - started < 3000, 'bounded');
   });
 }
 

@@ -43,7 +43,7 @@ function startOn(sim: SimNode, storeUrl: string, workers: number): Promise<Gatew
     admin: { port: 0 },
     store: { url: storeUrl },
     nodes: [{ id: 'n0', url: sim.url, weight: 1 }],
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     log: { level: 'silent' },
   });
   return startGateway(config, { log: silentLogger(), consoleEphemeral: true, tokenSyncIntervalMs: 100 });

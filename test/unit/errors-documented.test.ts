@@ -1,6 +1,6 @@
-// Every error the gateway produces is in the README's error table with the right HTTP status,
+// Every error the gateway produces is in docs/errors.md's table with the right HTTP status,
 // and the table lists nothing the code does not know; the same for the console's and the
-// admin API's error codes and their tables.
+// admin API's error codes and their tables (same page).
 
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
@@ -8,14 +8,24 @@ import { AdminErrors } from '../../src/admin/errors.js';
 import { ApiErrors, HTTP_CODES } from '../../src/console/errors.js';
 import { Errors, RpcErrors } from '../../src/errors.js';
 
-const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('### Errors'), readme.indexOf('### Retries'));
+const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+
+/** The text of the section under `## heading`, up to the next `## `; empty when there is none. */
+function section(heading: string): string {
+  const start = doc.indexOf(`\n## ${heading}\n`);
+  if (start < 0) return '';
+  const end = doc.indexOf('\n## ', start + 1);
+  return doc.slice(start, end < 0 ? undefined : end);
+}
+
+const gateway = section('Gateway errors');
 const rows = new Map<number, string>();
-for (const m of section.matchAll(/^\| (-?\d+) \| ([^|]+) \|/gm)) rows.set(Number(m[1]), m[2]!.trim());
+for (const m of gateway.matchAll(/^\| (-?\d+) \| ([^|]+) \|/gm)) rows.set(Number(m[1]), m[2]!.trim());
 
 t.test('every gateway error code is documented with its HTTP status', async (t) => {
+  t.ok(rows.size > 10, 'the "Gateway errors" table is found');
   for (const [name, e] of Object.entries(Errors)) {
-    t.ok(rows.has(e.code), `${name} (${e.code}) is in the README`);
+    t.ok(rows.has(e.code), `${name} (${e.code}) is in docs/errors.md`);
     const http = rows.get(e.code);
     if (e.code === 7702 || e.code === 7703) t.equal(http, '—', `${e.code} is a WebSocket-only error`);
     else t.equal(http, String(e.http), `${e.code} documented as HTTP ${e.http}`);
@@ -23,7 +33,7 @@ t.test('every gateway error code is documented with its HTTP status', async (t) 
   for (const e of Object.values(RpcErrors)) t.equal(rows.get(e.code), '200', `${e.code} documented as HTTP 200`);
 });
 
-t.test('the README documents no unknown code', async (t) => {
+t.test('docs/errors.md documents no unknown code', async (t) => {
   const known = new Set([...Object.values(Errors).map((e) => e.code), ...Object.values(RpcErrors).map((e) => e.code)]);
   for (const code of rows.keys()) t.ok(known.has(code), `${code} exists in src/errors.ts`);
 });
@@ -34,12 +44,10 @@ t.test('codes are unique and outside the Solana -32001..-32019 range', async (t)
   for (const c of codes) t.notOk(c >= -32019 && c <= -32001, `${c} avoids Solana's range`);
 });
 
-/** `code` → HTTP status of the table that follows `label` in the README. */
-function codeTable(label: string): Map<string, string> {
-  const start = readme.indexOf(label);
+/** `code` → HTTP status of the table in the section under `## heading`. */
+function codeTable(heading: string): Map<string, string> {
   const table = new Map<string, string>();
-  if (start < 0) return table;
-  const lines = readme.slice(start).split('\n').slice(1);
+  const lines = section(heading).split('\n').slice(1);
   let inTable = false;
   for (const line of lines) {
     if (!line.startsWith('|')) {
@@ -57,7 +65,7 @@ function codeTable(label: string): Map<string, string> {
 const consoleCodes: [string, number][] = [...Object.values(ApiErrors).map((e): [string, number] => [e.code, e.status]), ...Object.entries(HTTP_CODES).map(([status, code]): [string, number] => [code, Number(status)])];
 
 t.test('every console API error code is documented with its HTTP status', async (t) => {
-  const documented = codeTable('**Console API errors.**');
+  const documented = codeTable('Console API errors');
   t.ok(documented.size > 0, 'the "Console API errors" table is found');
   for (const [code, status] of consoleCodes) t.equal(documented.get(code), String(status), `${code} documented as HTTP ${status}`);
   const known = new Set(consoleCodes.map(([code]) => code));
@@ -65,7 +73,7 @@ t.test('every console API error code is documented with its HTTP status', async 
 });
 
 t.test('every admin API error code is documented with its HTTP status', async (t) => {
-  const documented = codeTable('**Admin API errors.**');
+  const documented = codeTable('Admin API errors');
   t.ok(documented.size > 0, 'the "Admin API errors" table is found');
   for (const e of Object.values(AdminErrors)) t.equal(documented.get(e.code), String(e.status), `${e.code} documented as HTTP ${e.status}`);
   const known = new Set<string>(Object.values(AdminErrors).map((e) => e.code));

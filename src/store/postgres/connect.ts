@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { StoreConnectError, StoreUrlError } from '../errors.js';
 
-/** Connections per store instance (README "Configuration": `store.url`). */
+/** Connections per store instance (docs/configuration.md "Configuration": `store.url`). */
 export const POOL_SIZE = 5;
 /** A host that answers nothing (dropped packets) fails the connect after this long. */
 export const CONNECT_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-// The SQL store on PostgreSQL (README "PostgreSQL store"), where several gateways share one
+// The SQL store on PostgreSQL (docs/accounts.md "PostgreSQL store"), where several gateways share one
 // database: migrations run under an advisory lock, so instances starting together on an empty
 // database build the schema once; compaction takes a try-lock and is skipped while another
 // instance compacts; every token or stack change is announced with NOTIFY, and

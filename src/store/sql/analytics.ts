@@ -12,7 +12,7 @@ import { stackById } from './stacks-tokens.js';
 import { usageHorizon } from './usage.js';
 import { ceilTo, cover, DAY_MS, floorTo, HOUR_MS, KEY_COLUMN, MINUTE_MS, SIX_HOURS_MS, SPANS, type Piece, type UsageScope } from './usage-spans.js';
 
-/** Bucket size and count of each analytics window (README "Accounts, tokens and the console": minute for 1 h, hour for 24 h, 6 h for 7 d). */
+/** Bucket size and count of each analytics window (docs/accounts.md "Accounts, tokens and the console": minute for 1 h, hour for 24 h, 6 h for 7 d). */
 const WINDOWS: Record<AnalyticsWindow, { bucket: number; count: number }> = {
   '1h': { bucket: MINUTE_MS, count: 60 },
   '24h': { bucket: HOUR_MS, count: 24 },

@@ -1,5 +1,5 @@
 // The spans usage is kept at, the table holding each span for a token and for a stack, and how
-// a time range is cut into the fewest rows to read (README "Accounts, tokens and the console").
+// a time range is cut into the fewest rows to read (docs/accounts.md "Accounts, tokens and the console").
 // Every span starts at an epoch multiple of its length (UTC minutes, hours, 6-hour blocks from
 // 00:00 UTC, UTC days) and each divides the next, so a roll-up row holds exactly the minutes
 // inside it and a range cut at span boundaries reads every minute once.

@@ -2,10 +2,7 @@
 // one lagging) and the banner with ready-to-paste commands; the demo account, stack and token
 // live in the account store (account.ts).
 
-import { fileURLToPath } from 'node:url';
 import { startSim, type SimNode } from '../sim/node.js';
-
-const CLI = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
 export interface DemoNodes {
   sims: SimNode[];
@@ -53,7 +50,7 @@ export function demoBanner(
     `  curl -s ${url}/api-token/${token} ${body}`,
     `  curl -s ${url}/ -H 'X-${brand}-Api-Token: ${token}' -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getIdentity"}'`,
     `  curl -s -i ${url}/api-token/wrong-token-0000000000 ${body}     # 401, code 7401`,
-    `  node ${CLI} ws ${ws}/api-token/${token}/   # slots stream in (slotSubscribe)`,
+    `  npx jumpgate ws ${ws}/api-token/${token}/   # slots stream in (slotSubscribe)`,
     `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":true}'   # drop ${fast.id}'s WebSocket: the stream goes on`,
     '',
     'Stop with Ctrl-C (SIGTERM/SIGINT finish in-flight requests first).',

@@ -53,7 +53,7 @@ export function startedText(demo: Demo, gw: StartedGateway): string {
   let text = demoBanner(gw.url, gw.wsPort, account.token, config.headers.brand, demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin) + '\n';
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
-    text += `Admin API (this run's token): jumpgate nodes ${a}\n  e.g. jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;
+    text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;
   }
   return text;
 }

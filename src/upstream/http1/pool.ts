@@ -2,7 +2,7 @@
 // connection per event-loop turn. Measured against undici's `dispatch` in the same proxy loop
 // (bench/README.md), it halves the CPU per request: requests that arrive in one uWS poll
 // batch leave in one write (flush.ts), and answers that come back together are parsed from
-// one read (parser.ts). See README "Upstream connections and pipelining".
+// one read (parser.ts). See docs/routing.md "Upstream connections and pipelining".
 //
 // Pipelining has a cost: a node answers a connection's requests in order, so a slow request
 // delays those behind it. A connection therefore takes new requests only while it has fewer
@@ -56,7 +56,7 @@ export class Http1Pool implements UpstreamClient, ConnectionOwner {
     readonly opts: Http1Options,
     /** The node's smoothed latency: pipelining is for nodes that answer within `stallMs`. */
     private readonly latency: { readonly ewmaMs: number },
-    /** The gateway logs it (README "Upstream connections and pipelining"). */
+    /** The gateway logs it (docs/routing.md "Upstream connections and pipelining"). */
     private readonly onPipeliningDropped: PipeliningDropped = ignorePipeliningDropped,
   ) {
     const u = new URL(url);

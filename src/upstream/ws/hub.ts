@@ -1,4 +1,4 @@
-// Multiplexed subscriptions (README "WebSocket"). Identical subscriptions (same method and canonical
+// Multiplexed subscriptions (docs/interface.md "WebSocket"). Identical subscriptions (same method and canonical
 // params) from any number of clients share one subscription on one node; every client gets
 // its own id, and notifications are rewritten per client by splicing that id into the node's
 // raw frame. When a node's socket drops or the node turns unusable, its subscriptions are

@@ -76,6 +76,11 @@ t.test('nodes entries get weight 1; tokens entries get active: true', async (t) 
 
 t.test('unknown top-level key, with a did-you-mean', async (t) => {
   t.equal(fails('rpcc: { port: 1 }\n'), 'config: unknown key "rpcc" at top level (did you mean "rpc"?)');
+  // The piscina pool's old key names the new one.
+  t.equal(
+    fails('workers: { threads: 0 }\n'),
+    'config: "workers" was renamed: use offload (the piscina pool for large bodies: offload.threads, offload.parseThresholdBytes, offload.mergeThresholdBytes; data-plane threads are rpc.workers)',
+  );
   t.equal(fails('Nodes: []\n'), 'config: unknown key "Nodes" at top level (did you mean "nodes"?)');
 });
 
@@ -113,7 +118,7 @@ t.test('integer below its minimum, or not an integer', async (t) => {
   t.equal(fails('limits: { maxBatch: 0 }\n'), 'config: limits.maxBatch: expected an integer >= 1, got 0');
   t.equal(fails('limits: { maxBodyBytes: 1.5 }\n'), 'config: limits.maxBodyBytes: expected an integer >= 1024, got 1.5');
   t.equal(fails('routing: { maxAttempts: 11 }\n'), 'config: routing.maxAttempts: expected an integer from 1 to 10, got 11');
-  t.equal(fails('workers: { threads: 65 }\n'), 'config: workers.threads: expected an integer from 0 to 64, got 65');
+  t.equal(fails('offload: { threads: 65 }\n'), 'config: offload.threads: expected an integer from 0 to 64, got 65');
   t.equal(fails('affinity: { keyRate: 0 }\n'), 'config: affinity.keyRate: expected a number > 0, got 0');
   t.equal(fails('limits: { methodTimeoutMs: { getBlock: 0 } }\n'), 'config: limits.methodTimeoutMs.getBlock: expected an integer >= 1, got 0');
 });

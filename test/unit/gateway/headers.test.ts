@@ -1,4 +1,4 @@
-// Affinity key decoding (src/gateway/headers.ts, README "Public interface"): header values
+// Affinity key decoding (src/gateway/headers.ts, docs/interface.md "Public interface"): header values
 // arrive from uWS.js as one char per byte; keys are 1..40 bytes of UTF-8, and non-ASCII bytes
 // at either end are dropped the way uWS drops them on x86-64.
 

@@ -1,4 +1,4 @@
-// Rate limits (src/gateway/limits.ts, README "Affinity and rate limits"): hot affinity keys
+// Rate limits (src/gateway/limits.ts, docs/routing.md "Affinity and rate limits"): hot affinity keys
 // and IPs, calls per token, calls per token and method. Time is passed in, in ms. Every case
 // runs twice: over one thread's BucketTables and over shared tables (createLimitBuffers).
 

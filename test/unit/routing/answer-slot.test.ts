@@ -22,13 +22,12 @@ t.test('RpcResponse: context.slot, apiVersion first or not, with whitespace', as
   t.equal(answerSlot(b('{"jsonrpc":"2.0","result":"\\"result\\":{\\"context\\":{\\"slot\\":99}}","id":1}'), false), -1, 'a string holding the pattern is not read');
 });
 
-t.test('a large answer is not scanned past its head', async (t) => {
-  const big = '{"jsonrpc":"2.0","result":[' + '{"pubkey":"x","account":{"data":"' + 'A'.repeat(4_000_000) + '"}}],"id":1}';
-  const buf = b(big);
-  const t0 = performance.now();
-  for (let i = 0; i < 1000; i++) answerSlot(buf, false);
-  const ms = performance.now() - t0;
-  t.ok(ms < 200, `1,000 reads of a 4 MB answer took ${ms.toFixed(1)} ms (a scan would take seconds)`);
+t.test('a large answer: its head decides, whatever its 4 MB hold', async (t) => {
+  // What a read costs is measured by the benchmarks (docs/benchmarks.md "Monotonic reads across
+  // failover"), not here: a test holds no wall-clock limit.
+  const data = 'A'.repeat(4_000_000) + '\\"context\\":{\\"slot\\":99}';
+  t.equal(answerSlot(b('{"jsonrpc":"2.0","result":[{"pubkey":"x","account":{"data":"' + data + '"}}],"id":1}'), false), -1, 'no slot at the head');
+  t.equal(answerSlot(b('{"jsonrpc":"2.0","result":{"context":{"slot":5},"value":[{"data":"' + data + '"}]},"id":1}'), false), 5, 'the head\'s slot');
 });
 
 t.test('batch answers: the highest slot of any element', async (t) => {

@@ -1,4 +1,4 @@
-// Key affinity map (src/routing/keymap.ts, README "Affinity and rate limits"): xxhash64 → jump consistent hash into
+// Key affinity map (src/routing/keymap.ts, docs/routing.md "Affinity and rate limits"): xxhash64 → jump consistent hash into
 // 2^20 slots → weighted rendezvous hashing over node ids. Every property is checked with
 // 1,000,000 seeded random keys (deterministic run to run):
 //   - the same key maps to the same node across calls, maps, processes (a child process) and

@@ -1,5 +1,5 @@
 // Request validation (src/rpc/analyze.ts) and raw-byte batch split/merge (src/rpc/batch.ts):
-// every -32700/-32600 case of README "Public interface", batch plans, sub-batches that rewrite only the id,
+// every -32700/-32600 case of docs/interface.md "Public interface", batch plans, sub-batches that rewrite only the id,
 // and merged answers that keep order and splice the client's id bytes back. A seeded
 // property test runs random batches through a simulated node that answers out of order.
 

@@ -104,9 +104,9 @@ t.test('Redis down: syncs fail at once, limits stay local; back up: sharing resu
   await redis.kill();
   await eventually('A sees the connection gone', () => !a.link.up && a.link.client.status !== 'ready');
   t.ok(a.limiter.allowKey('k', false, 10, performance.now()));
-  const started = performance.now();
+  // Redis stays down while this runs: a command queued for a reconnect would never settle, so
+  // settling at all shows it was refused at once (no clock needed).
   await a.sync.sync();
-  t.ok(performance.now() - started < 500, 'a sync with Redis down fails at once');
   t.ok(a.link.syncFailures >= 1, `failed syncs counted (${a.link.syncFailures})`);
   t.notOk(a.link.up);
   t.ok(a.limiter.allowKey('k', false, 50, performance.now()), 'local limits still allow');

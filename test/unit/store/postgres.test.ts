@@ -1,4 +1,4 @@
-// What PostgreSQL adds when several gateways share one database (README "PostgreSQL store"):
+// What PostgreSQL adds when several gateways share one database (docs/accounts.md "PostgreSQL store"):
 // clear errors when the server refuses us; instances starting together on an empty database
 // build the schema once; concurrent usage flushes from two instances on the same keys add up
 // exactly (every span, histograms included) and analytics agree with the reference;

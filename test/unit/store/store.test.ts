@@ -1,4 +1,4 @@
-// The SQL store (README "Accounts, tokens and the console") on SQLite, in memory and in a file,
+// The SQL store (docs/accounts.md "Accounts, tokens and the console") on SQLite, in memory and in a file,
 // and on PostgreSQL when it is installed (backends.ts): accounts and sessions, stacks and
 // per-account isolation, the token lifecycle and hashing, the token version, usage merging,
 // overview and analytics math, compaction and retention. Also the usage meter's latency

@@ -1,4 +1,4 @@
-// Usage roll-ups (README "Accounts, tokens and the console") against the naive reference
+// Usage roll-ups (docs/accounts.md "Accounts, tokens and the console") against the naive reference
 // (usage-reference.ts): usage seeded through addUsage — tokens of two stacks, a deleted and an
 // inactive token, a config token, keys repeated within and across calls, bytes-only rows, rows
 // after "now", latency histograms — then the overview and every analytics window, for the

@@ -1,4 +1,4 @@
-// One upstream call and its attempts (src/upstream/call.ts): the retry rules of README
+// One upstream call and its attempts (src/upstream/call.ts): the retry rules of docs/routing.md
 // "Retries and node health" against fake nodes whose attempts the test ends by hand.
 
 import t from 'tap';

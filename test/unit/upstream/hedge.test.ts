@@ -108,9 +108,9 @@ t.test('the first answers in time: no hedge; a failure waits for the hedge still
   const plan = new HedgePlan('getBalance', { percentile: 90, minDelayMs: 1, maxDelayMs: 30, maxExtra: 1 });
   const a = hedgedCall(router, plan);
   router.nodes[0]!.client.attempts[0]!.answered(200, answer('n0'));
-  await new Promise((r) => setTimeout(r, 60));
+  // The answer cleared the hedge timer: nothing is left that could send a hedge later.
+  t.equal(a.call.hedgeTimer, null, 'the hedge timer is gone with the answer');
   t.equal(router.nodes[1]!.client.attempts.length, 0, 'no hedge after an answer');
-  t.equal(a.call.hedgeTimer, null);
 
   const b = hedgedCall(router, plan);
   const first = router.nodes[0]!.client.attempts[1]!;
@@ -126,8 +126,9 @@ t.test('under affinity (a slot) a call is never hedged', async (t) => {
   const router = new FakeRouter(2);
   const plan = new HedgePlan('getBalance', { percentile: 90, minDelayMs: 1, maxDelayMs: 5, maxExtra: 1 });
   const { call } = hedgedCall(router, plan, 42);
-  await new Promise((r) => setTimeout(r, 40));
-  t.equal(router.nodes[1]!.client.attempts.length, 0);
+  // No plan and no timer: nothing could send a hedge later.
   t.equal(call.hedge, null);
+  t.equal(call.hedgeTimer, null, 'no hedge timer was set');
+  t.equal(router.nodes[1]!.client.attempts.length, 0);
   router.nodes[0]!.client.attempts[0]!.answered(200, answer('n0'));
 });

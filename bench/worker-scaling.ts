@@ -17,7 +17,7 @@ import { machineBusySeconds, selfCpuSeconds, startGatewayProc, startSimProc, typ
 /** S1's generator flags. */
 const LOAD = ['--closed', '--connections', '50'];
 /** As in S1: batches parsed on the data plane itself (no piscina), so threads are only the workers. */
-const GATEWAY_EXTRA = 'workers: { threads: 0 }';
+const GATEWAY_EXTRA = 'offload: { threads: 0 }';
 const SCALE_TO_CORES = 16;
 
 export interface S7Row {
@@ -39,7 +39,7 @@ export interface S7Row {
   otherCores: number;
 }
 
-export interface S7Result {
+export interface WorkerScalingResult {
   title: string;
   rounds: number;
   seconds: number;
@@ -61,7 +61,7 @@ function skipped(kind: 'jumpgate' | 'nginx', workers: number, reason: string): S
   return { target: `${kind}, ${workers} worker${workers > 1 ? 's' : ''}`, kind, workers, skipped: reason, throughput: 0, spreadPct: 0, latencyMs: null, errors: 0, cpuPer1k: null, cores: null, scaling: null, otherCores: 0 };
 }
 
-export async function runS7(o: { quick: boolean; log?: (line: string) => void }): Promise<S7Result> {
+export async function runWorkerScaling(o: { quick: boolean; log?: (line: string) => void }): Promise<WorkerScalingResult> {
   const log = o.log ?? (() => undefined);
   const rounds = o.quick ? 1 : 2;
   const seconds = o.quick ? 0.5 : 5;
@@ -155,7 +155,7 @@ export async function runS7(o: { quick: boolean; log?: (line: string) => void })
     seconds,
     cores,
     notes: [
-      'jumpgate: rpc.workers N (CLI --workers N), workers.threads 0 as in S1; nginx: the template with worker_processes N; the same two simulated nodes behind all four',
+      'jumpgate: rpc.workers N (CLI --workers N), offload.threads 0 as in S1; nginx: the template with worker_processes N; the same two simulated nodes behind all four',
       'CPU s / 1k req: the target process’s user+system time from /proc/PID/stat (all its threads: workers, control plane, V8 helpers; nginx: master and workers) over the run, warm-up included, per 1,000 requests answered; cores: that CPU over the wall time',
       'scaling: req/s with 2 workers over req/s with 1, same target',
     ],
@@ -166,7 +166,7 @@ export async function runS7(o: { quick: boolean; log?: (line: string) => void })
 const f2 = (v: number | null): string => (v === null || !Number.isFinite(v) ? '–' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US'));
 
 /** What the figures say about more cores: the note under the table. */
-function model(r: S7Result): string[] {
+function model(r: WorkerScalingResult): string[] {
   const out: string[] = [];
   const other = Math.max(0, ...r.rows.map((x) => x.otherCores));
   out.push(
@@ -185,7 +185,7 @@ function model(r: S7Result): string[] {
   return out;
 }
 
-export function s7Table(r: S7Result): string {
+export function workerScalingTable(r: WorkerScalingResult): string {
   const out = [
     `**${r.title}** (${r.rounds} round${r.rounds > 1 ? 's' : ''} × ${r.seconds} s per target, alternating)`,
     '',

@@ -1,4 +1,4 @@
-// The README's "Configuration" table and src/config/defaults.ts say the same thing: every
+// docs/configuration.md's table and src/config/defaults.ts say the same thing: every
 // documented default is the real one, and every default is documented.
 
 import { readFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { DEFAULTS, ENTRY_DEFAULTS } from '../../../src/config/defaults.js';
 
-const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../../../docs/configuration.md', import.meta.url), 'utf8');
 
 interface Row {
   /** The key cell as written, for messages. */
@@ -46,10 +46,11 @@ function keysOf(cell: string): string[] {
 }
 
 function configRows(): Row[] {
-  const start = readme.indexOf('\n## Configuration');
-  const end = readme.indexOf('\n## ', start + 1);
+  // The table of keys, before the page's first section (TLS).
+  const start = doc.indexOf('# Configuration');
+  const end = doc.indexOf('\n## ', start + 1);
   const rows: Row[] = [];
-  for (const line of readme.slice(start, end).split('\n')) {
+  for (const line of doc.slice(start, end).split('\n')) {
     // Cells split on pipes not escaped as `\|` (the meaning column uses them in code spans).
     const cells = line.split(/(?<!\\)\|/).map((c) => c.trim());
     if (cells.length < 5 || !cells[1]!.startsWith('`')) continue;
@@ -84,7 +85,7 @@ t.test('the key cells are read the way the table groups them', async (t) => {
   t.same(keysOf('`chain`'), ['chain']);
 });
 
-t.test('the README table is found', async (t) => {
+t.test('the docs table is found', async (t) => {
   t.ok(rows.length > 30, `${rows.length} rows`);
 });
 
@@ -94,7 +95,7 @@ t.test('every documented default is the one in src/config/defaults.ts', async (t
     for (const [i, key] of row.keys.entries()) {
       const actual = at(key);
       t.not(actual, undefined, `${key} exists in DEFAULTS`);
-      t.same(row.defaults[i], actual, `${key}: README says ${JSON.stringify(row.defaults[i])}`);
+      t.same(row.defaults[i], actual, `${key}: docs/configuration.md says ${JSON.stringify(row.defaults[i])}`);
     }
   }
 });
@@ -104,7 +105,7 @@ t.test('every default is documented', async (t) => {
   for (const leaf of leaves(DEFAULTS)) {
     // A row may document an object as a whole, e.g. `rateLimits.token` as `{ rate: 0, burst: 1 }`.
     const row = documented.find((k) => leaf === k || leaf.startsWith(k + '.'));
-    t.ok(row !== undefined, `${leaf} is in the README's Configuration table`);
+    t.ok(row !== undefined, `${leaf} is in docs/configuration.md's table`);
   }
 });
 

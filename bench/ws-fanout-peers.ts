@@ -124,7 +124,7 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
   };
 }
 
-export async function runS6(o: { quick: boolean; clients?: number; procs?: number; seconds?: number; log?: (line: string) => void }): Promise<WsScenarioResult> {
+export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; procs?: number; seconds?: number; log?: (line: string) => void }): Promise<WsScenarioResult> {
   const clients = o.clients ?? (o.quick ? 200 : 5000);
   const procs = o.procs ?? (o.quick ? 1 : 2);
   const seconds = o.seconds ?? (o.quick ? 0.5 : 10);
@@ -206,11 +206,11 @@ export async function runS6(o: { quick: boolean; clients?: number; procs?: numbe
     const gw = await startGatewayProc(
       sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
       TOKEN,
-      `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\nworkers: { threads: 0 }`,
+      `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\noffload: { threads: 0 }`,
     );
     try {
       rows.push(
-        await measure('jumpgate', gw, [gw.url], ['--token', TOKEN], ['workers.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
+        await measure('jumpgate', gw, [gw.url], ['--token', TOKEN], ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
           const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
           const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
           return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
