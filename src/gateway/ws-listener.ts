@@ -7,7 +7,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebS
 import { errorBody, Errors, RpcErrors, rpcErrorBody, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
 import { MODE_DEFAULT } from './headers.js';
-import { pathToken, type RuntimeRef } from './http-listener.js';
+import { pathToken } from './http-listener.js';
+import type { Serving } from './serving.js';
 import type { TokenRecord } from './token-table.js';
 import { WsResponder, type WsPeer } from './ws-responder.js';
 import { rawIdOf } from '../rpc/scan.js';
@@ -105,12 +106,12 @@ function closeRevoked(open: Map<string, Set<WsClient>>, tokenId: string): void {
   }
 }
 
-export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
-  /** Open sockets by token id, for revocation. The token table outlives reloads of `ref.rt`. */
+export function attachWebSocket(app: TemplatedApp, serving: Serving, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
+  /** Open sockets by token id, for revocation. */
   const open = new Map<string, Set<WsClient>>();
-  ref.rt.tokens.onRevoked((id) => closeRevoked(open, id));
+  serving.services.tokens.onRevoked((id) => closeRevoked(open, id));
   const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
-    const rt = ref.rt;
+    const rt = serving.settings;
     const fromPath = pathToken(req.getUrl());
     if (fromPath === null) return refuse(res, Errors.notFound);
     let token = fromPath;
@@ -120,7 +121,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       token = t;
     }
     if (token === '') return refuse(res, Errors.unauthorized, { reason: 'no API token' });
-    const record = rt.tokens.find(token);
+    const record = serving.services.tokens.find(token);
     if (record === null) return refuse(res, Errors.unauthorized, { reason: 'unknown API token' });
     if (!record.active) return refuse(res, Errors.forbidden, { token: record.prefix });
     if ((stats.byToken.get(record.id) ?? 0) >= limits.maxConnectionsPerToken) {
@@ -130,7 +131,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
     const ip = rt.clientIp.resolve(Buffer.from(res.getRemoteAddressAsText()).toString(), xff);
     // uWS copies the user-data object's own fields: keep the client behind a reference.
     res.upgrade<Holder>(
-      { client: new WsClient(record, ip, limits.maxBufferedBytes, rt.usage) },
+      { client: new WsClient(record, ip, limits.maxBufferedBytes, serving.services.usage) },
       req.getHeader('sec-websocket-key'),
       req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'),
@@ -178,7 +179,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       const frame = Buffer.from(new Uint8Array(message));
       c.messagesIn++;
       c.bytesIn += frame.length;
-      onFrame(c, frame, ref, hub);
+      onFrame(c, frame, serving, hub);
     },
     close(ws) {
       const c = ws.getUserData().client;
@@ -195,7 +196,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
   });
 }
 
-function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub): void {
+function onFrame(c: WsClient, frame: Buffer, serving: Serving, hub: SubscriptionHub): void {
   let msg: unknown;
   try {
     msg = JSON.parse(frame.toString());
@@ -220,5 +221,5 @@ function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionH
   }
   // Any other call, batch or malformed request: the request core HTTP calls use validates,
   // routes and answers it, here on the socket.
-  new Exchange(ref.rt, c.token, c.responder, MODE_DEFAULT, '').start(frame);
+  new Exchange(serving, c.token, c.responder, MODE_DEFAULT, '').start(frame);
 }

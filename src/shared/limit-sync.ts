@@ -6,9 +6,9 @@
 // which may go below zero. So each local bucket tracks the one global bucket, a sync late, and
 // no request ever waits on the network.
 
-import type { RateLimiter } from '../gateway/limits.js';
+import type { RateLimiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
-import type { ConsumptionTally } from './consumption-tally.js';
+import type { ConsumptionTally } from '../limits/consumption-tally.js';
 import type { RedisLink } from './redis-link.js';
 
 // KEYS: one counter per bucket; ARGV: (calls, ttl ms) per key. Answers the new totals.

@@ -279,7 +279,7 @@ export class NodePool implements Router {
   }
 
   /** Reload: attempts, eject policy and health probing (from the next round). */
-  configure(config: Config): void {
+  reconfigure(config: Config): void {
     const h = config.health;
     this.maxAttempts = config.routing.maxAttempts;
     this.picker.monotonic = config.affinity.monotonic;

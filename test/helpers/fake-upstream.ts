@@ -28,6 +28,11 @@ export class FakeClient implements UpstreamClient {
 
   /** Attempts taken back before being written (a hedge answered first). */
   readonly withdrawn: AttemptSink[] = [];
+  /** A fake may hold whatever it was sent: bodies are never reused. */
+  keepsBody(): boolean {
+    return true;
+  }
+
   /** What withdraw() answers: true = the attempt was still queued. */
   queued = false;
 

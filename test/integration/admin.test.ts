@@ -147,11 +147,10 @@ t.test('readyz: 503 when no node can take traffic, and while draining', async (t
   t.same(r.json, { status: 'no usable node', usableNodes: 0 });
   await admin(h.gw, '/admin/nodes/n0', { method: 'PATCH', body: '{"drained":false}' });
   t.equal((await admin(h.gw, '/readyz', { token: null })).status, 200);
-  h.gw.ref.rt.draining = true;
+  h.gw.unready();
   const d = await admin(h.gw, '/readyz', { token: null });
   t.equal(d.status, 503);
   t.equal(d.json.status, 'draining');
-  h.gw.ref.rt.draining = false;
 });
 
 t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {

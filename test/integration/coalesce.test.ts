@@ -24,7 +24,7 @@ t.test('identical concurrent calls: one upstream call; each caller gets its own 
   const h = await setup(t, { methods: ['getLatestBlockhash'], windowMs: 1000 });
   const ids = ['1', '"a"', '12345678901234567890', '-0.5e3', '"x\\"y"', 'null', ...Array.from({ length: 14 }, (_, i) => String(1000 + i))];
   const userId = h.gw.tokens.find(TOKEN)!.id;
-  const before = h.gw.ref.rt.usage.totals(userId).calls;
+  const before = h.gw.usage.totals(userId).calls;
   const answers = await Promise.all(ids.map((id) => h.post(body(id))));
   t.equal(upstream(h, 'getLatestBlockhash'), 1, 'one call reached the node');
   const results = new Set<string>();
@@ -36,9 +36,9 @@ t.test('identical concurrent calls: one upstream call; each caller gets its own 
     t.equal(a.headers.get('x-service-node'), 'n0');
   }
   t.equal(results.size, 1, 'every caller got the same result bytes');
-  t.equal(h.gw.ref.rt.usage.totals(userId).calls - before, ids.length, 'usage: one record per caller');
+  t.equal(h.gw.usage.totals(userId).calls - before, ids.length, 'usage: one record per caller');
   t.match(await h.gw.metrics.text(), new RegExp(`jumpgate_coalesced_joins_total ${ids.length - 1}\\n`));
-  t.equal(h.gw.ref.rt.coalescer.size, 0, 'nothing left in flight');
+  t.equal(h.gw.inflight(), 0, 'nothing left in flight');
 });
 
 t.test('different params, or another method, are separate calls', async (t) => {

@@ -20,15 +20,15 @@ t.test('HTTP: calls, batch elements, errors and bytes per token', async (t) => {
     bytesIn += Buffer.byteLength(body);
     bytesOut += Buffer.byteLength(r.text);
   }
-  const u = h.gw.ref.rt.usage.totals(id);
+  const u = h.gw.usage.totals(id);
   t.equal(u.calls, 5, 'two singles and a batch of three');
   t.equal(u.errors, 2, 'the unknown method (node error) and the invalid element');
   t.equal(u.bytesIn, bytesIn);
   t.equal(u.bytesOut, bytesOut);
-  t.equal(h.gw.ref.rt.usage.totals(h.gw.tokens.find(TOKEN2)!.id).calls, 0, 'other tokens untouched');
-  const cells = h.gw.ref.rt.usage.drain();
+  t.equal(h.gw.usage.totals(h.gw.tokens.find(TOKEN2)!.id).calls, 0, 'other tokens untouched');
+  const cells = h.gw.usage.drain();
   t.ok(cells.some((c) => c.method === 'getSlot' && c.calls === 2), 'per method');
-  t.equal(h.gw.ref.rt.usage.totals(id).calls, 0, 'drained');
+  t.equal(h.gw.usage.totals(id).calls, 0, 'drained');
 });
 
 t.test('WebSocket: every client frame is a call; notifications count as bytes out', async (t) => {
@@ -45,7 +45,7 @@ t.test('WebSocket: every client frame is a call; notifications count as bytes ou
   await c.next((f) => f.id === 2);
   c.close();
   await c.waitClosed();
-  const u = h.gw.ref.rt.usage.totals(id);
+  const u = h.gw.usage.totals(id);
   t.equal(u.calls, 4, 'four client frames');
   t.equal(u.errors, 1, 'the unparsable one');
   t.equal(u.bytesIn, frames.reduce((a, f) => a + Buffer.byteLength(f), 0));

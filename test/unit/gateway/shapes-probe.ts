@@ -7,11 +7,11 @@
 import { Exchange } from '../../../src/gateway/exchange.js';
 import { MODE_DEFAULT, MODE_NODE } from '../../../src/gateway/headers.js';
 import { HttpResponder } from '../../../src/gateway/http-responder.js';
-import type { Runtime } from '../../../src/gateway/runtime.js';
+import type { Serving } from '../../../src/gateway/serving.js';
 import { WsResponder } from '../../../src/gateway/ws-responder.js';
 import { F_OTHER, type AttemptSink } from '../../../src/upstream/transport.js';
 import { eventually } from '../../helpers/eventually.js';
-import { testRuntime, TOKEN } from '../../helpers/fake-gateway.js';
+import { testServing, TOKEN } from '../../helpers/fake-gateway.js';
 import { echoAnswer, FakeRouter } from '../../helpers/fake-upstream.js';
 import { FakeResponse } from '../../helpers/fake-uws.js';
 
@@ -30,14 +30,14 @@ const seen: Seen[] = [];
 const see = (kind: string, path: string, obj: object): void => void seen.push({ kind, path, obj });
 
 interface World {
-  rt: Runtime;
+  rt: Serving;
   router: FakeRouter;
 }
 
 function world(config: Record<string, unknown> = {}, nodes = 2, auto = true): World {
   const router = new FakeRouter(nodes);
   if (auto) for (const n of router.nodes) n.client.auto = echoAnswer;
-  return { rt: testRuntime(router, { routing: { upstreamBatch: 1 }, ...config }), router };
+  return { rt: testServing(router, { routing: { upstreamBatch: 1 }, ...config }), router };
 }
 
 /** An HTTP request as the listener makes it; the body streamed in `chunk`-byte pieces. */
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   gone.router.nodes[0]!.client.open()[0]!.answered(200, Buffer.from('{"jsonrpc":"2.0","id":1,"result":1}'));
 
   await eventually('every answer', () => answered.every((r) => r.ended !== null));
-  for (const w of [ok, none, limited, failing, slow, gone]) await eventually('in-flight back to 0', () => w.rt.inflight === 0);
+  for (const w of [ok, none, limited, failing, slow, gone]) await eventually('in-flight back to 0', () => w.rt.state.inflight === 0);
 
   const first = new Map<string, Seen>();
   const checks: { kind: string; path: string; vs: string; same: boolean }[] = [];
