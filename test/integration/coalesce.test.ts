@@ -5,6 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
+import { startSim } from '../../src/tools/sim/node.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
 async function setup(t: { teardown(fn: () => unknown): void }, coalesce: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Harness> {
@@ -141,4 +142,38 @@ t.test('windowMs 0: calls that arrive before the first is written share it', asy
     if (upstreamAll < calls / 2) break;
   }
   t.ok(upstreamAll < calls / 2, `${upstreamAll} upstream calls for ${calls} client calls`);
+});
+
+t.test('under automatic IP affinity the key names the node label rules pick: callers on different slots share the call', async (t) => {
+  // n0 is unlabelled; only `labelled` carries role a, and the rule sends getBlockHeight there
+  // whatever a client's IP slot would have picked.
+  const labelled = await startSim({ id: 'labelled', port: 0, latencyMs: [150, 150] });
+  const h = await startHarness({
+    sims: [{ latencyMs: [150, 150] }],
+    extraNodes: [{ id: 'labelled', url: labelled.url, labels: { role: 'a' } }],
+    config: {
+      trustedProxies: ['127.0.0.1/32'],
+      upstream: { pipelining: 1 },
+      routing: {
+        coalesce: { methods: ['getBlockHeight'], windowMs: 1000 },
+        autoAffinityMethods: ['getBlockHeight'],
+        methods: { getBlockHeight: { labels: { role: 'a' }, fallback: 'none' } },
+      },
+    },
+  });
+  t.teardown(async () => {
+    await h.close();
+    await labelled.close();
+  });
+  // Sixteen client IPs: without the rule their slots spread over both nodes (all on one node by
+  // chance: 2^-16 with equal weights).
+  const ips = Array.from({ length: 16 }, (_, i) => `198.51.100.${i + 1}`);
+  const answers = await Promise.all(ips.map((ip, i) => h.post(body(String(i), 'getBlockHeight', '[]'), { headers: { 'x-forwarded-for': ip } })));
+  for (let i = 0; i < answers.length; i++) {
+    t.equal(answers[i]!.status, 200);
+    t.equal(answers[i]!.headers.get('x-service-node'), 'labelled', `caller ${i}: the labelled node`);
+    t.ok(answers[i]!.text.endsWith(`"id":${i}}`), `caller ${i}: own id`);
+  }
+  t.equal(labelled.stats.byMethod.get('getBlockHeight') ?? 0, 1, 'one upstream call for every caller');
+  t.equal(upstream(h, 'getBlockHeight'), 0, 'none reached the unlabelled node');
 });
