@@ -1,6 +1,7 @@
 // A reload keeps every limit's state (README "Affinity and rate limits"): a token at its rate
 // limit stays limited after a config reload, with the inline data plane and with worker threads
-// (whose buckets live in shared memory the control plane hands over again).
+// (whose buckets live in shared memory the control plane hands over again): inline, the
+// shipped default of one worker, and two.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ async function call(url: string): Promise<{ status: number; retryAfter: string |
   return { status: r.status, retryAfter: r.headers.get('retry-after'), json: JSON.parse(await r.text()) };
 }
 
-for (const workers of [0, 2]) {
+for (const workers of [0, 1, 2]) {
   t.test(`a token at its limit stays limited across a reload (rpc.workers ${workers})`, async (t) => {
     const sim = await startSim({ id: 'n0', port: 0 });
     t.teardown(() => sim.close());
