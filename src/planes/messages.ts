@@ -17,7 +17,7 @@ export interface WorkerInit {
   /** The ports to listen on (the first worker's, once known: the others share them). */
   port: number;
   wsPort: number;
-  /** The rate-limit tables every worker shares (gateway/limits.ts, limits/shared-bucket-table.ts). */
+  /** The rate-limit tables every worker shares (limits/limit-buffers.ts, limits/shared-bucket-table.ts). */
   limits: LimitBuffers;
   /** The token table and node health as they are when the worker starts. */
   tokens: TokenEntry[];

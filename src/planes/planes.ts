@@ -195,7 +195,7 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     reloaded: (next) => {
       const swap = certificates;
       certificates = null;
-      return workers.configure(next, limits, swap);
+      return workers.reconfigure(next, limits, swap);
     },
     tallyInto: (tally) => {
       workers.tally = tally;

@@ -106,7 +106,7 @@ export class DataPlaneWorkers {
   private seq = 0;
 
   /** Sends a reloaded config; resolves once every worker applied it (a reload answers then). */
-  configure(config: Config, limits: LimitBuffers, certificates: TlsConfig | null): Promise<void> {
+  reconfigure(config: Config, limits: LimitBuffers, certificates: TlsConfig | null): Promise<void> {
     const seq = ++this.seq;
     return Promise.all(
       this.slots.map(

@@ -429,7 +429,7 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
   const batch = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'getSlot' })));
   const tooBig = await f.call('', NEW_TOKEN, batch);
   t.equal(tooBig.status, 413);
-  t.equal(tooBig.json.error.code, 7701, 'limits.maxBatch applies to the same Runtime');
+  t.equal(tooBig.json.error.code, 7701, 'limits.maxBatch applies to requests after the reload');
   const seen = await identities({ call: (m) => f.call(m, NEW_TOKEN) }, 100);
   t.equal(count(seen, 'n1'), 0, 'n1 (weight 0 in the file) gets no traffic');
   t.equal(f.gw.pool.byId('n1')!.drained, true, 'weight 0 in the file drains');

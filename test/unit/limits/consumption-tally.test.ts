@@ -1,5 +1,5 @@
 // ConsumptionTally (src/limits/consumption-tally.ts) and the limiter's side of shared limits
-// (src/gateway/limits.ts): passing takes are tallied per bucket, refused ones are not; the
+// (src/limits/limiter.ts): passing takes are tallied per bucket, refused ones are not; the
 // tally is bounded; debits take even below zero, in BucketTable, SharedBucketTable and through
 // RateLimiter in both modes, and the debt refills at the rate.
 
