@@ -71,7 +71,7 @@ t.test('identical subscriptions share one upstream subscription; each client has
   // The last client to leave cancels upstream.
   for (const c of clients) c.close();
   await eventually('upstream unsubscribe', () => slotSubs(h) === 0);
-  t.equal(h.gw.hub!.sharedCount, 0);
+  t.equal(h.gw.ws().sharedSubscriptions, 0);
 });
 
 t.test('unsubscribe touches only the caller’s ids', async (t) => {
