@@ -107,6 +107,23 @@ for (const mode of MODES) {
     t.equal(l.takeToken('a', 1, 0), PASS);
     t.not((last = l.takeToken('a', 1, 0)), PASS, 'token limit now on');
   });
+
+  t.test(`${mode.name}: a reload keeps token and method buckets at their level`, async (t) => {
+    const c = { rateLimits: { token: { rate: 1, burst: 2 }, methods: { getBlock: { rate: 1, burst: 1 } } } };
+    const l = limiter(c);
+    t.equal(l.takeToken('a', 2, 0), PASS);
+    t.equal(l.takeMethods('a', 'getBlock', 0), PASS);
+    // Another setting changes (a method limit added); the token and getBlock limits stay as they were.
+    mode.reconfigure(l, config({ rateLimits: { ...c.rateLimits, methods: { ...c.rateLimits.methods, getSlot: { rate: 1, burst: 1 } } } }));
+    t.equal(refusalScope((last = l.takeToken('a', 1, 0))), SCOPE_TOKEN, 'the token stays at its limit');
+    t.equal(refusalWaitMs(last), 1000);
+    t.equal(refusalScope(l.takeMethods('a', 'getBlock', 0)), SCOPE_METHOD, 'the method bucket too');
+    t.equal(l.takeMethods('a', 'getSlot', 0), PASS, 'the added method limit starts full');
+    // A limit the reload raises: the same bucket, refilling toward the new burst.
+    mode.reconfigure(l, config({ rateLimits: { token: { rate: 1, burst: 5 } } }));
+    t.equal(refusalScope(l.takeToken('a', 1, 0)), SCOPE_TOKEN, 'still empty right after the reload');
+    t.equal(l.takeToken('a', 3, 3000), PASS, 'refilled at the rate since');
+  });
 }
 
 t.test('shared: the same answers as one thread for a random mix of keys, IPs, tokens, methods and batches', async (t) => {
