@@ -25,7 +25,7 @@ export class BodyMemory {
   /** MEM_SLAB, MEM_SHARED or MEM_PLAIN for a body of `n` bytes (its Content-Length). */
   kindFor(n: number): number {
     if (n > SLAB_FROM && n <= SLAB && n < this.sharedFrom) return MEM_SLAB;
-    return n > this.sharedFrom ? MEM_SHARED : MEM_PLAIN;
+    return n >= this.sharedFrom ? MEM_SHARED : MEM_PLAIN;
   }
 
   alloc(kind: number, n: number): Buffer {
