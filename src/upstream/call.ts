@@ -15,7 +15,6 @@ import type { RouteRequest, Router } from './router.js';
 import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
 
 export { onInternalError } from './transport.js';
-export { MethodLatency, type RouteRequest, type Router } from './router.js';
 
 export interface CallOwner {
   /** The call is finished: `call.response` is set, or `call.error`. */

@@ -10,18 +10,13 @@ import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
-import { MethodLatency, type Router, type UpstreamCall } from './call.js';
+import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
+import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import type { NodeStateName } from '../routing/node-view.js';
 
-/** What routing reads of a call: its affinity slot (-1: none), the nodes it already tried, its (first) method. */
-export interface RouteRequest {
-  readonly slot: number;
-  readonly tried: number;
-  readonly method: string;
-}
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
