@@ -1,11 +1,11 @@
 // The hot-key buckets under random keys: one million distinct 40-byte keys through the table
 // that guards key affinity (default capacity), then a thousand keys taken again and again;
 // per table, the time per take and the memory kept. BucketTable serves one thread;
-// SharedBucketTable is what every thread shares (src/routing/shared-bucket-table.ts), so the
+// SharedBucketTable is what every thread shares (src/limits/shared-bucket-table.ts), so the
 // difference between the rows is what sharing costs a single thread.
 
-import { BucketTable } from '../src/routing/bucket-table.js';
-import { SharedBucketTable } from '../src/routing/shared-bucket-table.js';
+import { BucketTable } from '../src/limits/bucket-table.js';
+import { SharedBucketTable } from '../src/limits/shared-bucket-table.js';
 
 /** What the bench needs of a table. */
 interface Table {

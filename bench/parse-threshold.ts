@@ -4,6 +4,7 @@
 // Run: npm run bench -- parse
 
 import { performance } from 'node:perf_hooks';
+import { BodyMemory, MEM_SHARED } from '../src/gateway/body-memory.js';
 import { Offload } from '../src/gateway/offload.js';
 import { analyze } from '../src/rpc/analyze.js';
 import { forwardable, type SubOutcome } from '../src/rpc/batch.js';
@@ -69,7 +70,7 @@ export async function measureThreshold(): Promise<{ rows: ThresholdRow[]; parseT
   const rows: ThresholdRow[] = [];
   for (const size of SIZES) {
     const plain = batchOfSize(size);
-    const shared = off.allocShared(plain.length);
+    const shared = new BodyMemory(0).alloc(MEM_SHARED, plain.length);
     plain.copy(shared);
     const reps = size >= 256 << 10 ? 30 : 100;
     // Warm both paths (JIT, worker start).

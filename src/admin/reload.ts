@@ -9,8 +9,6 @@ import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { changedTlsFiles, type TlsMaterial } from '../config/tls.js';
-import type { RuntimeRef } from '../gateway/http-listener.js';
-import { buildRuntime, type Runtime } from '../gateway/runtime.js';
 import { staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
 import { hashToken } from '../token-format.js';
 import type { NodePool } from '../upstream/pool.js';
@@ -47,32 +45,9 @@ export interface ReloadSummary {
 /** Settings applied live; any other changed path needs a restart (`tls` itself: turning TLS on or off). */
 const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'affinity.monotonic', 'affinity.monotonicWaitMs', 'rateLimits', 'health', 'log', 'tls.cert', 'tls.key', 'tls.ca', 'shutdown'];
 
-/** Runtime fields that are state, not config: never replaced by a reload. */
-const RUNTIME_STATE = new Set<string>(['inflight', 'draining', 'onIdle']);
-
-interface Configurable {
-  configure(config: Config): void;
-}
-
-function isConfigurable(v: unknown): v is Configurable {
-  return typeof v === 'object' && v !== null && typeof (v as { configure?: unknown }).configure === 'function';
-}
-
-/**
- * Rebuilds the Runtime's config-derived fields in place (requests in flight hold this object).
- * A field whose object has `configure(config)` is reconfigured, keeping its state (e.g. rate
- * limit buckets); other fields are replaced by freshly built values.
- */
-export function applyRuntimeConfig(rt: Runtime, config: Config): void {
-  const fresh = buildRuntime(config, rt);
-  const target = rt as unknown as Record<string, unknown>;
-  for (const [k, v] of Object.entries(fresh)) {
-    if (RUNTIME_STATE.has(k)) continue;
-    const cur = target[k];
-    if (cur === v) continue;
-    if (isConfigurable(cur)) cur.configure(config);
-    else target[k] = v;
-  }
+/** What a reload reconfigures beside the node pool: the request path's settings and services (or, with worker threads, the control plane's share of them). */
+export interface ReloadTarget {
+  reconfigure(next: Config): void;
 }
 
 /** Changed paths, one or two levels deep (`limits.maxBatch`, `exposeNode`); nodes and tokens excluded. */
@@ -100,7 +75,7 @@ export interface ReloadParts {
   /** The file the gateway was started with; null in demo mode (nothing to reload). */
   configPath: string | null;
   pool: NodePool;
-  ref: RuntimeRef;
+  target: ReloadTarget;
   tokens: TokenTable;
   log: Logger;
   /** Adjusts a freshly loaded config like at start (e.g. a --port given on the command line). */
@@ -194,7 +169,7 @@ export class Reloader {
   }
 
   private async apply(next: Config, certificates: string[]): Promise<ReloadSummary> {
-    const { pool, ref, tokens, log } = this.parts;
+    const { pool, target, tokens, log } = this.parts;
     const prev = this.current;
     const paths = changedPaths(prev, next);
 
@@ -239,8 +214,8 @@ export class Reloader {
     }
 
     // Settings.
-    pool.configure(next);
-    applyRuntimeConfig(ref.rt, next);
+    pool.reconfigure(next);
+    target.reconfigure(next);
     if (prev.log.level !== next.log.level) log.level = next.log.level;
     if (prev.admin.token !== next.admin.token) this.parts.setAdminToken(next.admin.token);
 

@@ -4,7 +4,7 @@
 // (parallel guesses are counted too); a successful login gives them back, so only failures
 // count. The email bucket exists for unknown emails too: a 429 says nothing about accounts.
 
-import { BucketTable } from '../routing/bucket-table.js';
+import { BucketTable } from '../limits/bucket-table.js';
 
 export interface RateSpec {
   /** Sustained failures allowed per minute. */

@@ -6,8 +6,9 @@
 // arrived, so nobody gets an answer older than they accept. Per data-plane worker: with
 // rpc.workers N, up to N identical calls reach the nodes at once.
 
-import type { CallEvents } from '../upstream/call-policy.js';
-import { UpstreamCall, type CallOwner, type CallSpec, type Router } from '../upstream/call.js';
+import type { CallEvents, CallReach } from '../upstream/call-policy.js';
+import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import type { RouteRequest, Router } from '../upstream/router.js';
 import { ID_KEY, memberSpan, trimmedSpan } from '../rpc/scan.js';
 
 const PARAMS_KEY = Buffer.from('"params"');
@@ -25,8 +26,12 @@ export interface CoalescedCaller {
   sharedDone(call: UpstreamCall, response: Buffer | null): void;
 }
 
-/** What routing reads to name a keyed call's node (see pool.ts RouteRequest). */
-const keyedProbe = { slot: -1, tried: 0 };
+/** The request routing is asked about to name a keyed call's node: a call not yet made. */
+class KeyProbe implements RouteRequest {
+  slot = -1;
+  readonly tried = 0;
+  method = '';
+}
 
 class SharedCall implements CallOwner {
   readonly callers: CoalescedCaller[] = [];
@@ -80,12 +85,18 @@ function withId(answer: Buffer, s: number, e: number, body: Buffer): Buffer {
 
 export class Coalescer {
   private readonly calls = new Map<string, SharedCall>();
+  private readonly probe = new KeyProbe();
 
   constructor(
     private readonly router: Router,
-    private readonly windowMs: number,
+    private windowMs: number,
     private readonly events: CallEvents,
   ) {}
+
+  /** A reload: callers join calls sent at most `windowMs` before they arrived (calls in flight stay joinable). */
+  reconfigure(windowMs: number): void {
+    this.windowMs = windowMs;
+  }
 
   /** Calls in flight that callers may still join (tests). */
   get size(): number {
@@ -93,11 +104,13 @@ export class Coalescer {
   }
 
   /**
-   * The call `caller` waits for: an identical one in flight it may join, or a new one (not
-   * started: the caller starts it, attempts === 0). Null when the request cannot be keyed.
+   * The call `caller` (a single request of `method` under `slot`) waits for: an identical one
+   * in flight it may join, or a new one (not started: the caller starts it, attempts === 0).
+   * Null when the request cannot be keyed.
    */
-  enter(caller: CoalescedCaller, spec: CallSpec): UpstreamCall | null {
-    const key = this.keyOf(caller.body!, spec);
+  enter(caller: CoalescedCaller, method: string, slot: number, timeoutMs: number, retrySafe: boolean, policy: CallReach): UpstreamCall | null {
+    const body = caller.body!;
+    const key = this.keyOf(body, method, slot);
     if (key === null) return null;
     const shared = this.calls.get(key);
     if (shared !== undefined) {
@@ -111,7 +124,7 @@ export class Coalescer {
     // A newer call replaces the one too old to join; that one still answers its own callers.
     const fresh = new SharedCall(this, key);
     fresh.callers.push(caller);
-    fresh.call = new UpstreamCall(fresh, this.router, spec);
+    fresh.call = new UpstreamCall(fresh, this.router, body, method, slot, timeoutMs, retrySafe, true, 0, 0, policy);
     this.calls.set(key, fresh);
     return fresh.call;
   }
@@ -120,8 +133,11 @@ export class Coalescer {
     if (this.calls.get(s.key) === s) this.calls.delete(s.key);
   }
 
-  /** Method, params bytes and, under affinity, the node the call goes to: calls that would reach the same node alike. */
-  private keyOf(body: Buffer, spec: CallSpec): string | null {
+  /**
+   * Method, params bytes and, under affinity, the node the call goes to (label rules included:
+   * routing sees the method): calls that would reach the same node alike.
+   */
+  private keyOf(body: Buffer, method: string, slot: number): string | null {
     const [s, e] = trimmedSpan(body);
     if (body[s] !== 0x7b) return null;
     let params = '';
@@ -130,13 +146,14 @@ export class Coalescer {
       params = body.toString('latin1', span[0]!, span[1]!);
     }
     let node = '';
-    if (spec.slot >= 0) {
-      keyedProbe.slot = spec.slot;
-      // route() reads only the slot and the tried mask of what it routes.
-      const n = this.router.route(keyedProbe as unknown as UpstreamCall);
+    if (slot >= 0) {
+      const probe = this.probe;
+      probe.slot = slot;
+      probe.method = method;
+      const n = this.router.route(probe);
       if (n === null) return null;
       node = n.id;
     }
-    return node + '\n' + spec.method + '\n' + params;
+    return node + '\n' + method + '\n' + params;
   }
 }

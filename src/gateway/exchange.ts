@@ -7,24 +7,22 @@ import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.
 import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
-import { giveBack } from '../slabs.js';
+import { admit, type AdmissionRequest } from '../limits/admission.js';
+import { isAdmitted, refusalOf, refusalScope, refusalWaitMs, slotOf } from '../limits/verdict.js';
+import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
-import { UpstreamCall, type CallOwner, type CallSpec } from '../upstream/call.js';
-import { COPY_LIMIT } from '../upstream/http1/connection.js';
-import { Http1Pool } from '../upstream/http1/pool.js';
+import { giveBack } from '../slabs.js';
+import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import { bookUsage, type BookedRequest } from '../usage/booking.js';
-import { admit, REFUSED, type AffinityRequest } from './affinity-limits.js';
-import { MODE_DEFAULT } from './headers.js';
+import type { RequestState } from './request-state.js';
 import type { Responder } from './responder.js';
-import { timeoutFor, type Runtime } from './runtime.js';
+import type { Serving } from './serving.js';
+import type { Services } from './services.js';
+import type { Settings } from './settings.js';
 import type { TokenRecord } from './token-table.js';
 
 const EMPTY = '';
 const OK = '200 OK';
-const NO_BODY = Buffer.alloc(0);
-
-/** Refilled for every call (UpstreamCall copies it), so a call costs no spec object. */
-const spec: CallSpec = { body: NO_BODY, method: '', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 0, from: 0, to: 0 };
 
 /** Whether the comma-separated `list` names node `id` (no array per sub-batch answer). */
 function listsNode(list: string, id: string): boolean {
@@ -35,7 +33,7 @@ function listsNode(list: string, id: string): boolean {
   return false;
 }
 
-export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
+export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
@@ -62,9 +60,13 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   /** Send a batch whole to one node (node/key affinity, or an auto-affinity method in it). */
   whole = false;
   private settled = false;
+  /** The configuration generation this request started under (a reload swaps the serving's). */
+  readonly settings: Settings;
+  readonly services: Services;
+  readonly state: RequestState;
 
   constructor(
-    readonly rt: Runtime,
+    serving: Serving,
     readonly token: TokenRecord,
     /** The transport's side: HTTP response or WebSocket connection. */
     readonly responder: Responder,
@@ -73,7 +75,10 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     /** The affinity key under key mode, else ''. */
     readonly key: string,
   ) {
-    rt.inflight++;
+    this.settings = serving.settings;
+    this.services = serving.services;
+    this.state = serving.state;
+    this.state.inflight++;
   }
 
   /** The single call's method once it was sent; null for batches and requests refused before. */
@@ -89,16 +94,17 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   start(body: Buffer): void {
     this.body = body;
     this.received = body.length;
-    const off = this.rt.offload;
+    const off = this.services.offload;
+    const maxBatch = this.settings.maxBatch;
     if (off.offloadParse(body.length)) {
-      off.analyze(body, this.rt.maxBatch).then(
+      off.analyze(body, maxBatch).then(
         (a) => this.route(a),
         (err: Error) => {
-          this.rt.log.error({ err }, 'worker analyze failed');
-          this.route(off.analyzeInline(body, this.rt.maxBatch));
+          this.services.log.error({ err }, 'worker analyze failed');
+          this.route(off.analyzeInline(body, maxBatch));
         },
       );
-    } else this.route(off.analyzeInline(body, this.rt.maxBatch));
+    } else this.route(off.analyzeInline(body, maxBatch));
   }
 
   /** The request's whole body has arrived, already analyzed by the transport (a WebSocket frame: ws-listener.ts). */
@@ -110,13 +116,11 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
 
   /**
    * Whether the body's bytes may be reused once the request is answered: no call took the body
-   * itself upstream, or the one that did was answered over the pipelined client, which copies
-   * bodies of up to COPY_LIMIT bytes when it writes them (undici keeps a reference until its
-   * write completes, so a body it carried is left to the GC).
+   * itself upstream, or the client that carried it keeps no reference (UpstreamCall.bodyReleased).
    */
   bodyReusable(): boolean {
     const c = this.carrier;
-    return c === null || (c.node !== null && c.body.length <= COPY_LIMIT && c.node.client instanceof Http1Pool && !c.bodyInUse);
+    return c === null || c.bodyReleased;
   }
 
   /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
@@ -128,55 +132,55 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   /** The body outgrew limits.maxBodyBytes while streaming in, after `received` bytes: 413, connection closed. */
   bodyTooLarge(received: number): void {
     this.received = received;
-    this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.rt.maxBodyBytes }, true);
+    this.fail(Errors.bodyTooLarge, null, { maxBodyBytes: this.settings.maxBodyBytes }, true);
   }
 
   private route(a: Analysis): void {
     if (this.aborted) return this.settle();
     if (a.type === A_REPLY) return this.respond(OK, a.reply, '');
-    if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: this.rt.maxBatch }, false);
-    const slot = admit(this.rt, a, this);
-    if (slot === REFUSED) return this.limited();
+    const settings = this.settings;
+    const services = this.services;
+    if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: settings.maxBatch }, false);
+    const admission = admit(services, settings.autoAffinity, a, this);
+    if (!isAdmitted(admission)) return this.limited(refusalOf(admission));
+    const slot = slotOf(admission);
     this.slot = slot;
     // Default routing spreads a batch over nodes unless it got automatic IP affinity.
     this.whole = this.mode !== MODE_DEFAULT || slot >= 0;
     if (a.type === A_BATCH) return this.startBatch(a.plan!);
-    const rt = this.rt;
     this.notification = a.notification;
-    spec.body = this.body!;
-    spec.method = a.method;
-    spec.retrySafe = !rt.noRetry.has(a.method);
-    spec.expectsAnswer = !a.notification;
-    spec.slot = slot;
-    spec.timeoutMs = timeoutFor(rt, a.method);
-    spec.from = 0;
-    spec.to = 0;
-    // How the call reaches nodes: broadcast, hedge or a shared (coalesced) call (docs/routing.md "Broadcast sends", …).
-    rt.calls.fill(spec, a.method, this.mode === MODE_DEFAULT);
-    const shared = this.mode === MODE_DEFAULT && !a.notification && rt.calls.coalesce.has(a.method) ? rt.coalescer.enter(this, spec) : null;
-    const call = shared ?? new UpstreamCall(this, rt.router, spec);
+    const method = a.method;
+    const body = this.body!;
+    const retrySafe = !settings.noRetry.has(method);
+    const timeoutMs = settings.timeoutFor(method);
+    const defaultMode = this.mode === MODE_DEFAULT;
+    const calls = services.calls;
+    // How the call reaches nodes: broadcast, hedge (default routing only) or a shared (coalesced) call (docs/routing.md "Broadcast sends", …).
+    const shared = defaultMode && !a.notification && calls.coalesce.has(method) ? services.coalescer.enter(this, method, slot, timeoutMs, retrySafe, calls) : null;
+    const call = shared ?? new UpstreamCall(this, services.router, body, method, slot, timeoutMs, retrySafe, !a.notification, 0, 0, defaultMode ? calls : calls.affine);
     this.single = call;
     // A caller that joined another's call sent no bytes of its own.
-    this.carrier = call.body === this.body ? call : null;
-    spec.body = NO_BODY;
+    this.carrier = call.body === body ? call : null;
     if (call.attempts === 0 && !call.finished) call.start();
   }
 
-  private limited(): void {
-    const l = this.rt.limiter;
-    this.rt.metrics.rateLimited(l.scope);
+  private limited(refusal: number): void {
+    const scope = refusalScope(refusal);
+    const waitMs = refusalWaitMs(refusal);
+    this.services.metrics.rateLimited(scope);
     const id = rawIdOf(this.body!);
-    this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope: l.scope, retryAfterMs: l.retryAfterMs }), '', false, String(Math.ceil(l.retryAfterMs / 1000)));
+    this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope, retryAfterMs: waitMs }), '', false, String(Math.ceil(waitMs / 1000)));
   }
 
   private startBatch(plan: BatchPlan): void {
-    const rt = this.rt;
+    const settings = this.settings;
+    const router = this.services.router;
     const body = this.body!;
     // Ids kept: the client's bytes go upstream as they are (rpc/batch.ts); else positions.
     let order = plan.idsKept ? null : forwardable(plan);
     let n = order === null ? plan.count : order.length;
     // Label routing (docs/routing.md "Label routing"): a routed method's calls get sub-batches of their own.
-    const runs = this.whole || rt.routedMethods.size === 0 || n === 0 ? null : routeRuns(plan, order ?? forwardable(plan), rt.upstreamBatch, rt.routedMethods);
+    const runs = this.whole || settings.routedMethods.size === 0 || n === 0 ? null : routeRuns(plan, order ?? forwardable(plan), settings.upstreamBatch, settings.routedMethods);
     if (runs !== null) {
       order = runs.order;
       n = order.length;
@@ -186,10 +190,9 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     this.outcomes = [];
     if (n === 0) return this.finishBatch();
     // Default routing spreads sub-batches over nodes; key and node affinity keep the body whole.
-    const size = this.whole ? n : rt.upstreamBatch;
+    const size = this.whole ? n : settings.upstreamBatch;
     this.pending = runs === null ? Math.ceil(n / size) : runs.ends.length;
     const calls: UpstreamCall[] | null = this.pending > 1 ? [] : null;
-    rt.calls.plain(spec);
     for (let from = 0, run = 0; from < n; from = runs === null ? from + size : runs.ends[run++]!) {
       const to = runs === null ? Math.min(from + size, n) : runs.ends[run]!;
       let timeout = 0;
@@ -202,28 +205,18 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
         // Batches mostly repeat one method: look each up once per run.
         if (m !== last) {
           last = m;
-          timeout = Math.max(timeout, timeoutFor(rt, m));
-          if (rt.noRetry.has(m)) safe = false;
+          timeout = Math.max(timeout, settings.timeoutFor(m));
+          if (settings.noRetry.has(m)) safe = false;
         }
         if (plan.kinds[i] === KIND_REQUEST) answered = true;
       }
-      spec.body = order !== null ? buildSubBatch(body, plan, order, from, to) : to - from === n ? body : sliceSubBatch(body, plan, from, to);
-      spec.method = plan.methods[order === null ? from : order[from]!]!;
-      spec.retrySafe = safe;
-      spec.expectsAnswer = answered;
-      spec.slot = this.slot;
-      spec.timeoutMs = timeout;
-      spec.from = from;
-      spec.to = to;
-      const call = new UpstreamCall(this, rt.router, spec);
-      if (spec.body === body) this.carrier = call;
-      if (calls === null) {
-        spec.body = NO_BODY;
-        return call.start();
-      }
+      const sub = order !== null ? buildSubBatch(body, plan, order, from, to) : to - from === n ? body : sliceSubBatch(body, plan, from, to);
+      // A sub-batch goes to one node, never hedged nor broadcast.
+      const call = new UpstreamCall(this, router, sub, plan.methods[order === null ? from : order[from]!]!, this.slot, timeout, safe, answered, from, to, null);
+      if (sub === body) this.carrier = call;
+      if (calls === null) return call.start();
       calls.push(call);
     }
-    spec.body = NO_BODY;
     for (let i = 0; i < calls!.length; i++) calls![i]!.start();
   }
 
@@ -266,12 +259,12 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
   private errorData(call: UpstreamCall): Record<string, unknown> | null {
     const d = call.errorData;
     // Only `reason` names nodes (7505 and label 7503 data do not).
-    return d === null || this.rt.exposeNode || d.reason === undefined ? d : { attempts: d.attempts };
+    return d === null || this.settings.exposeNode || d.reason === undefined ? d : { attempts: d.attempts };
   }
 
   private finishBatch(): void {
     if (this.aborted) return this.settle();
-    const off = this.rt.offload;
+    const off = this.services.offload;
     const outcomes = this.outcomes!;
     let bytes = 0;
     for (const o of outcomes) if (o.response !== null) bytes += o.response.length;
@@ -279,7 +272,7 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
       off.assemble(this.body!, this.plan!, this.order, outcomes).then(
         (r) => this.sendBatch(r.merged, r.answered, r.errors),
         (err: Error) => {
-          this.rt.log.error({ err }, 'worker merge failed');
+          this.services.log.error({ err }, 'worker merge failed');
           const r = off.assembleInline(this.body!, this.plan!, this.order, outcomes);
           this.sendBatch(r.merged, r.answered, r.errors);
         },
@@ -313,8 +306,8 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     if (this.finished || this.aborted) return this.settle();
     this.finished = true;
     const ms = performance.now() - this.startedAt;
-    this.rt.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
-    bookUsage(this.rt.usage, this, status, body, ms * 1000);
+    this.services.metrics.request(this.method ?? '', this.plan !== null, status, nodeIds, ms);
+    bookUsage(this.services.usage, this, status, body, ms * 1000);
     this.responder.answer(status, body, nodeIds, close, retryAfter, this.nodesTried);
     // Written (uWS copies what the socket does not take at once) and read by nothing else.
     if (this.ownAnswer !== null) {
@@ -331,7 +324,6 @@ export class Exchange implements CallOwner, AffinityRequest, BookedRequest {
     // A batch or single call still running keeps the request in flight until it returns.
     if (this.aborted && (this.pending > 0 || (this.single !== null && this.single.response === null && this.single.error === null))) return;
     this.settled = true;
-    const rt = this.rt;
-    if (--rt.inflight === 0 && rt.onIdle !== null) rt.onIdle();
+    this.state.left();
   }
 }

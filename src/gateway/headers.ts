@@ -2,11 +2,9 @@
 // case-insensitive and may be quoted, keys are 1..40 UTF-8 bytes that start and end with an ASCII character.
 
 import { isUtf8 } from 'node:buffer';
+import { MODE_DEFAULT, MODE_INVALID, MODE_KEY, MODE_NODE } from '../routing/affinity-mode.js';
 
-export const MODE_DEFAULT = 0;
-export const MODE_KEY = 1;
-export const MODE_NODE = 2;
-export const MODE_INVALID = -1;
+export { MODE_DEFAULT, MODE_INVALID, MODE_KEY, MODE_NODE };
 
 export const MAX_KEY_BYTES = 40;
 

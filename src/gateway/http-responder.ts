@@ -2,18 +2,21 @@
 // The uWS response must not be touched after onAborted (the Exchange never answers then).
 
 import type { HttpResponse } from 'uWebSockets.js';
-import { giveBack, SLAB, SLAB_FROM, takeSlab } from '../slabs.js';
+import { MEM_SLAB, type BodyMemory } from './body-memory.js';
 import type { Exchange } from './exchange.js';
 import { H_CONTENT_TYPE, V_JSON } from './headers.js';
+import type { RequestState } from './request-state.js';
 import type { Responder } from './responder.js';
-import type { Runtime } from './runtime.js';
+import type { Serving } from './serving.js';
+import type { Settings } from './settings.js';
 
 const EMPTY = '';
 const OK = '200 OK';
 const OK_BYTES = Buffer.from(OK);
 
-// Bodies from 4 KB up to SLAB are received into reused slabs (../slabs.ts), given back once
-// their request is answered when Exchange.bodyReusable() says nothing else can hold the bytes.
+// Where a body is received (slab, shared or plain memory) is body-memory.ts's choice; a slab
+// goes back once its request is answered when Exchange.bodyReusable() says nothing else can
+// hold the bytes.
 
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
 const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '', tried: '' };
@@ -21,13 +24,14 @@ const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as s
 function writeAnswer(): void {
   const { to, status, body, nodeIds, close, retryAfter, tried } = toWrite;
   const res = to!.res;
-  const rt = to!.rt;
+  const rt = to!.settings;
+  const draining = to!.state.draining;
   const cors = to!.corsOrigin;
   res.writeStatus(status === OK ? OK_BYTES : status);
   if (body.length > 0 && (rt.corsAny ? cors !== '' : cors === '') && retryAfter === '') {
     // The common answer: all its header lines in one prebuilt value (see response-heads.ts).
     res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds, tried));
-    res.end(body, close || rt.draining);
+    res.end(body, close || draining);
     return;
   }
   if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
@@ -39,7 +43,7 @@ function writeAnswer(): void {
   if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
   if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
   if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
-  res.end(body, close || rt.draining);
+  res.end(body, close || draining);
 }
 
 export class HttpResponder implements Responder {
@@ -52,10 +56,13 @@ export class HttpResponder implements Responder {
   private answered = false;
   /** The body when it was cut from a slab (../slabs.ts); null when it has its own memory. */
   private slab: Buffer | null = null;
+  readonly settings: Settings;
+  readonly state: RequestState;
+  private readonly memory: BodyMemory;
 
   constructor(
     readonly res: HttpResponse,
-    readonly rt: Runtime,
+    serving: Serving,
     /** Value for Access-Control-Allow-Origin, '' for none. */
     readonly corsOrigin: string,
     /** Content-Length, or -1 when the body is chunked. */
@@ -63,11 +70,14 @@ export class HttpResponder implements Responder {
     /** X-Forwarded-For when a proxy is trusted, else ''. Read now: uWS's request dies with the handler. */
     private readonly forwardedFor: string,
   ) {
-    // A body large enough for the workers goes straight into shared memory: they read it without a copy.
-    if (expected > SLAB_FROM && expected <= SLAB && expected < rt.offload.parseThreshold) {
-      this.slab = this.body = takeSlab(expected);
-    } else if (expected >= 0) this.body = expected <= rt.offload.parseThreshold ? Buffer.allocUnsafe(expected) : rt.offload.allocShared(expected);
-    else this.parts = [];
+    this.settings = serving.settings;
+    this.state = serving.state;
+    this.memory = serving.services.memory;
+    if (expected >= 0) {
+      const kind = this.memory.kindFor(expected);
+      this.body = this.memory.alloc(kind, expected);
+      if (kind === MEM_SLAB) this.slab = this.body;
+    } else this.parts = [];
   }
 
   /** Streams the request body into `ex`, which answers through this responder. */
@@ -84,7 +94,7 @@ export class HttpResponder implements Responder {
   private onChunk(chunk: ArrayBuffer, isLast: boolean): void {
     if (this.answered) return;
     const n = chunk.byteLength;
-    if (this.received + n > this.rt.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
+    if (this.received + n > this.settings.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
       this.exchange!.bodyTooLarge(this.received);
       return;
     }
@@ -94,7 +104,7 @@ export class HttpResponder implements Responder {
     this.received += n;
     if (!isLast) return;
     let body = this.body;
-    if (body === null) body = this.rt.offload.concat(this.parts!, this.received);
+    if (body === null) body = this.memory.join(this.parts!, this.received);
     else if (this.received < body.length) body = body.subarray(0, this.received);
     // The Exchange holds the body from here on.
     this.body = null;
@@ -117,13 +127,13 @@ export class HttpResponder implements Responder {
     toWrite.tried = '';
     // Every call of the request has ended by now (an answer never comes before them).
     if (this.slab !== null) {
-      if (this.exchange!.bodyReusable()) giveBack(this.slab);
+      this.memory.release(this.slab, this.exchange!.bodyReusable());
       this.slab = null;
     }
   }
 
   /** Only while the response is open. */
   clientIp(): string {
-    return this.rt.clientIp.resolve(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor);
+    return this.settings.clientIp.resolve(Buffer.from(this.res.getRemoteAddressAsText()).toString(), this.forwardedFor);
   }
 }

@@ -1,7 +1,8 @@
 // Chooses between inline work and the piscina pool for parsing large bodies and merging large
 // batch answers. Large request bodies are received straight into SharedArrayBuffer memory so
-// the worker reads them without a copy. Thresholds come from `npm run bench -- parse`
-// (see docs/benchmarks.md "Offload pool threshold").
+// the worker reads them without a copy (body-memory.ts). Thresholds come from
+// `npm run bench -- parse` (see docs/benchmarks.md "Offload pool threshold"). `offload.*` take
+// effect on a restart: a reload leaves the pool and its thresholds as they are.
 
 import { Piscina } from 'piscina';
 import { analyze, type Analysis, type BatchPlan } from '../rpc/analyze.js';
@@ -47,21 +48,6 @@ export class Offload {
   private hasRoom(): boolean {
     const p = this.pool!;
     return p.queueSize < p.options.maxQueue;
-  }
-
-  allocShared(n: number): Buffer {
-    return this.pool === null ? Buffer.allocUnsafe(n) : asBuffer(new Uint8Array(new SharedArrayBuffer(n)));
-  }
-
-  concat(parts: Buffer[], total: number): Buffer {
-    if (total < this.parseThreshold) return Buffer.concat(parts, total);
-    const out = this.allocShared(total);
-    let o = 0;
-    for (const p of parts) {
-      out.set(p, o);
-      o += p.length;
-    }
-    return out;
   }
 
   analyzeInline(body: Buffer, maxBatch: number): Analysis {

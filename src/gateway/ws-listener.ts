@@ -10,7 +10,8 @@ import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.
 import { A_REPLY, A_SINGLE, PARSE_ERROR_REPLY, type Analysis } from '../rpc/analyze.js';
 import { Exchange } from './exchange.js';
 import { MODE_DEFAULT } from './headers.js';
-import { pathToken, type RuntimeRef } from './http-listener.js';
+import { pathToken } from './http-listener.js';
+import type { Serving } from './serving.js';
 import type { TokenRecord } from './token-table.js';
 import { WsResponder, type WsPeer } from './ws-responder.js';
 import { bookBytes, bookCall, WS_KEEPALIVE, WS_NOTIFICATIONS, WS_OTHER } from '../usage/booking.js';
@@ -114,12 +115,12 @@ function closeRevoked(open: Map<string, Set<WsClient>>, tokenId: string): void {
   }
 }
 
-export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
-  /** Open sockets by token id, for revocation. The token table outlives reloads of `ref.rt`. */
+export function attachWebSocket(app: TemplatedApp, serving: Serving, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
+  /** Open sockets by token id, for revocation. */
   const open = new Map<string, Set<WsClient>>();
-  ref.rt.tokens.onRevoked((id) => closeRevoked(open, id));
+  serving.services.tokens.onRevoked((id) => closeRevoked(open, id));
   const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
-    const rt = ref.rt;
+    const rt = serving.settings;
     const fromPath = pathToken(req.getUrl());
     if (fromPath === null) return refuse(res, Errors.notFound);
     let token = fromPath;
@@ -129,7 +130,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       token = t;
     }
     if (token === '') return refuse(res, Errors.unauthorized, { reason: 'no API token' });
-    const record = rt.tokens.find(token);
+    const record = serving.services.tokens.find(token);
     if (record === null) return refuse(res, Errors.unauthorized, { reason: 'unknown API token' });
     if (!record.active) return refuse(res, Errors.forbidden, { token: record.prefix });
     if ((stats.byToken.get(record.id) ?? 0) >= limits.maxConnectionsPerToken) {
@@ -139,7 +140,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
     const ip = rt.clientIp.resolve(Buffer.from(res.getRemoteAddressAsText()).toString(), xff);
     // uWS copies the user-data object's own fields: keep the client behind a reference.
     res.upgrade<Holder>(
-      { client: new WsClient(record, ip, limits.maxBufferedBytes, rt.usage) },
+      { client: new WsClient(record, ip, limits.maxBufferedBytes, serving.services.usage) },
       req.getHeader('sec-websocket-key'),
       req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'),
@@ -187,7 +188,7 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
       const frame = Buffer.from(new Uint8Array(message));
       c.messagesIn++;
       c.bytesIn += frame.length;
-      onFrame(c, frame, ref, hub);
+      onFrame(c, frame, serving, hub);
     },
     close(ws) {
       const c = ws.getUserData().client;
@@ -208,20 +209,20 @@ export function attachWebSocket(app: TemplatedApp, ref: RuntimeRef, hub: Subscri
  * A text frame: analyzed once, like an HTTP body (rpc/analyze.ts, no JSON.parse); the analysis
  * decides whether it is a ping, a subscription for the hub, or a call for the Exchange.
  */
-function onFrame(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub): void {
-  const rt = ref.rt;
-  const off = rt.offload;
-  if (!off.offloadParse(frame.length)) return dispatch(c, frame, ref, hub, off.analyzeInline(frame, rt.maxBatch));
-  off.analyze(frame, rt.maxBatch).then(
-    (a) => dispatch(c, frame, ref, hub, a),
+function onFrame(c: WsClient, frame: Buffer, serving: Serving, hub: SubscriptionHub): void {
+  const off = serving.services.offload;
+  const maxBatch = serving.settings.maxBatch;
+  if (!off.offloadParse(frame.length)) return dispatch(c, frame, serving, hub, off.analyzeInline(frame, maxBatch));
+  off.analyze(frame, maxBatch).then(
+    (a) => dispatch(c, frame, serving, hub, a),
     (err: Error) => {
-      rt.log.error({ err }, 'worker analyze failed');
-      dispatch(c, frame, ref, hub, off.analyzeInline(frame, rt.maxBatch));
+      serving.services.log.error({ err }, 'worker analyze failed');
+      dispatch(c, frame, serving, hub, off.analyzeInline(frame, maxBatch));
     },
   );
 }
 
-function dispatch(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: SubscriptionHub, a: Analysis): void {
+function dispatch(c: WsClient, frame: Buffer, serving: Serving, hub: SubscriptionHub, a: Analysis): void {
   if (a.type === A_SINGLE) {
     const method = a.method;
     // web3.js and kit keep the socket alive with `ping` notifications: never forwarded, not calls.
@@ -245,5 +246,5 @@ function dispatch(c: WsClient, frame: Buffer, ref: RuntimeRef, hub: Subscription
   }
   // Any other call, batch or invalid request: the request core HTTP calls use routes and
   // answers it, here on the socket.
-  new Exchange(ref.rt, c.token, c.responder, MODE_DEFAULT, '').startAnalyzed(frame, a);
+  new Exchange(serving, c.token, c.responder, MODE_DEFAULT, '').startAnalyzed(frame, a);
 }

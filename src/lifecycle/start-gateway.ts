@@ -11,12 +11,10 @@ import { startAdminServer, type AdminServer } from '../admin/listener.js';
 import { loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { TlsMaterial } from '../config/tls.js';
-import type { RuntimeRef } from '../gateway/http-listener.js';
 import { staticTokenRecord, TokenTable } from '../gateway/token-table.js';
-import type { WsStats } from '../gateway/ws-listener.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
-import { inlinePlane, workerPlanes, workersFor, type ControlView } from '../planes/planes.js';
+import { inlinePlane, workerPlanes, workersFor, type ControlView, type WsView } from '../planes/planes.js';
 import { startSharedState } from '../shared/shared-state.js';
 import { onInternalError } from '../upstream/call.js';
 import type { NodePool } from '../upstream/pool.js';
@@ -31,15 +29,20 @@ export interface Gateway {
   readonly port: number;
   /** The extra WebSocket port (rpc.wsPort), 0 when none. */
   readonly wsPort: number;
-  readonly hub: SubscriptionHub;
-  readonly wsStats: WsStats;
+  /** The inline data plane's subscription hub; null with worker threads (each has its own). */
+  readonly hub: SubscriptionHub | null;
+  /** WebSocket connections and subscriptions, over every data-plane thread (with workers, as of their last reports). */
+  ws(): WsView;
   readonly store: FullStore | null;
   readonly console: ConsoleServer | null;
   readonly usageFlush: UsageFlush | null;
   readonly url: string;
   readonly pool: NodePool;
   readonly tokens: TokenTable;
-  readonly ref: RuntimeRef;
+  /** Per-token usage of every request, drained by the accounts store (docs/usage.md "Usage"). */
+  readonly usage: UsageMeter;
+  /** Requests accepted and not answered yet (with workers, as of their last reports). */
+  inflight(): number;
   readonly log: Logger;
   readonly metrics: GatewayMetrics;
   /** How the data plane runs: worker threads (0 = inline) and the requests each answered. */
@@ -114,11 +117,11 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const plane: ControlView =
     workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
-  const { pool, ref, hub, wsStats, metrics, port, wsPort } = plane;
+  const { pool, hub, metrics, port, wsPort } = plane;
   metrics.watchWs(() => plane.ws());
   metrics.watchFresh(() => pool.fresh);
   // `redis.url`: limits and token changes shared with the other instances (docs/routing.md "Shared limits across instances (Redis)").
-  const shared = startSharedState(config, { limiter: ref.rt.limiter, log, metrics, onRemoteTokens: () => accounts?.sync.changed() });
+  const shared = startSharedState(config, { limiter: plane.limiter, log, metrics, onRemoteTokens: () => accounts?.sync.changed() });
   if (shared !== null) {
     plane.tallyInto(shared.tally);
     // Added after the data plane: it stops first, and the last syncs of a drain are not needed.
@@ -138,7 +141,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     consoleServer?.replaceCertificate(material);
   };
   const reloader = new Reloader(
-    { configPath: opts.configPath ?? null, pool, ref, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t), tls, replaceCertificates },
+    { configPath: opts.configPath ?? null, pool, target: plane.target, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t), tls, replaceCertificates },
     config,
   );
   const reload = async (): Promise<ReloadSummary> => {
@@ -149,7 +152,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   let unready = false;
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
-    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => unready || ref.rt.draining, ws: () => plane.ws(), log }).catch((err: Error) => {
+    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => unready || plane.draining(), ws: () => plane.ws(), log }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
       log.warn({ err: err.message }, 'admin API not started');
       return null;
@@ -191,7 +194,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     wsPort,
     url,
     hub,
-    wsStats,
+    ws: () => plane.ws(),
     store: accounts?.store ?? null,
     get console() {
       return consoleServer;
@@ -199,7 +202,8 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     usageFlush: accounts?.flush ?? null,
     pool,
     tokens,
-    ref,
+    usage: plane.usage,
+    inflight: () => plane.inflight(),
     log,
     metrics,
     dataPlane: { workers: plane.workers, requestsByWorker: () => plane.requestsByWorker() },

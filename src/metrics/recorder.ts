@@ -1,5 +1,5 @@
-// What the hot path calls to count requests. The Runtime holds one of these: the Prometheus
-// exporter when the gateway runs, a no-op otherwise (unit tests, embedded use).
+// What the hot path calls to count requests. The request path's services hold one of these:
+// the Prometheus exporter when the gateway runs, a no-op otherwise (unit tests, embedded use).
 
 export interface RequestRecorder {
   /**

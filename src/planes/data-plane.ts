@@ -1,23 +1,25 @@
-// The data plane of one event loop: node pool, worker offload, the request runtime, the
-// subscription hub and the uWS listener for HTTP and WebSocket. The same assembly serves the
-// inline mode (`rpc.workers: 0`, on the control plane's loop) and each data-plane worker thread
-// (src/planes/worker-main.ts); the caller decides who probes the nodes and who owns the port.
+// The data plane of one event loop: node pool, worker offload, the request path's settings and
+// services (gateway/serving.ts), the subscription hub and the uWS listener for HTTP and
+// WebSocket. The same assembly serves the inline mode (`rpc.workers: 0`, on the control plane's
+// loop) and each data-plane worker thread (src/planes/worker-main.ts); the caller decides who
+// probes the nodes and who owns the port.
 
 import type { Config } from '../config/schema.js';
 import { ClientListener } from '../gateway/client-listener.js';
-import { attachRpcRoutes, type RuntimeRef } from '../gateway/http-listener.js';
-import type { RateLimiter } from '../gateway/limits.js';
+import { attachRpcRoutes } from '../gateway/http-listener.js';
 import { Offload } from '../gateway/offload.js';
-import { buildRuntime } from '../gateway/runtime.js';
+import { Serving } from '../gateway/serving.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import { attachWebSocket, type WsStats } from '../gateway/ws-listener.js';
+import type { LimitBuffers, MissingLimitBuffers } from '../limits/limit-buffers.js';
+import type { RateLimiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import type { RequestRecorder } from '../metrics/recorder.js';
 import type { StopList } from '../stop-list.js';
 import type { UsageMeter } from '../usage/meter.js';
 import { loadUndiciClient } from '../upstream/node.js';
 import { NodePool } from '../upstream/pool.js';
-import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
+import { openUpstreamSocket, SubscriptionHub, type HubOptions } from '../upstream/ws/hub.js';
 
 export interface DataPlaneOptions {
   tokens: TokenTable;
@@ -30,8 +32,8 @@ export interface DataPlaneOptions {
   /** Ports to listen on: the config's, or those the first worker bound (an ephemeral port); wsPort 0 = none. */
   port: number;
   wsPort: number;
-  /** Builds the request recorder once the pool and runtime exist. */
-  recorder(pool: NodePool, ref: RuntimeRef): RequestRecorder;
+  /** Builds the request recorder once the pool exists; `inflight` reads the requests in flight. */
+  recorder(pool: NodePool, inflight: () => number): RequestRecorder;
   /** The usage meter the accounts flush drains; default: a new one. */
   usage?: UsageMeter;
   /** Rate limits shared with other workers; default: this loop's own. */
@@ -40,7 +42,7 @@ export interface DataPlaneOptions {
 
 export interface DataPlane {
   pool: NodePool;
-  ref: RuntimeRef;
+  serving: Serving;
   hub: SubscriptionHub;
   wsStats: WsStats;
   offload: Offload;
@@ -48,9 +50,17 @@ export interface DataPlane {
   listener: ClientListener;
   port: number;
   wsPort: number;
+  /**
+   * A reload, after the node pool took it: new settings for new requests, each service
+   * reconfigured in place (limit buckets kept). `buffers`: the shared limit tables sent with the
+   * config (worker threads); the answer names those missing.
+   */
+  reconfigure(next: Config, buffers?: LimitBuffers | null): MissingLimitBuffers | null;
   /** Stops accepting and waits for in-flight requests to finish (up to graceMs). */
   drain(graceMs: number, log: Logger): Promise<void>;
 }
+
+const hubOptions = (config: Config): HubOptions => ({ chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection });
 
 export async function startDataPlane(config: Config, opts: DataPlaneOptions): Promise<DataPlane> {
   const { log, stops } = opts;
@@ -60,14 +70,14 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   await pool.start();
   const offload = new Offload(config.offload);
   stops.add(() => offload.close());
-  const ref = {} as RuntimeRef;
-  const recorder = opts.recorder(pool, ref);
-  ref.rt = buildRuntime(config, { tokens: opts.tokens, router: pool, offload, log, slots: pool, metrics: recorder, ...(opts.usage === undefined ? {} : { usage: opts.usage }) });
-  if (opts.limiter !== undefined) ref.rt.limiter = opts.limiter;
+  const holder: { serving: Serving | null } = { serving: null };
+  const recorder = opts.recorder(pool, () => holder.serving?.state.inflight ?? 0);
+  const serving = new Serving(config, { tokens: opts.tokens, router: pool, slots: pool, offload, log, metrics: recorder, ...(opts.usage === undefined ? {} : { usage: opts.usage }), ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }) });
+  holder.serving = serving;
 
   const listener = new ClientListener(config.rpc.host, config.tls, !opts.exclusive);
   stops.add(() => listener.close());
-  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
+  const hub = new SubscriptionHub(pool, hubOptions(config), log, openUpstreamSocket(log));
   // Added after the listener, so it stops first: clients dropped by its close then send no
   // unsubscribes to nodes whose sockets are closing anyway.
   stops.add(() => hub.close());
@@ -75,27 +85,31 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   const wsStats: WsStats = { connections: 0, byToken: new Map() };
   // @solana/web3.js derives its WebSocket URL as "same URL, port + 1": hence rpc.wsPort.
   await listener.listen(opts.port, opts.wsPort, (app) => {
-    attachWebSocket(app, ref, hub, config.ws, wsStats);
-    attachRpcRoutes(app, ref);
+    attachWebSocket(app, serving, hub, config.ws, wsStats);
+    attachRpcRoutes(app, serving);
   });
   return {
     pool,
-    ref,
+    serving,
     hub,
     wsStats,
     offload,
     listener,
     port: listener.port,
     wsPort: listener.wsPort,
+    reconfigure(next, buffers = null) {
+      hub.reconfigure(hubOptions(next));
+      return serving.reconfigure(next, buffers);
+    },
     async drain(graceMs, log) {
-      const rt = ref.rt;
-      rt.draining = true;
+      const state = serving.state;
+      state.draining = true;
       listener.stopListening();
-      if (rt.inflight === 0) return;
-      log.info({ inflight: rt.inflight }, 'draining in-flight requests');
+      if (state.inflight === 0) return;
+      log.info({ inflight: state.inflight }, 'draining in-flight requests');
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, graceMs);
-        rt.onIdle = () => {
+        state.onIdle = () => {
           clearTimeout(timer);
           resolve();
         };

@@ -4,10 +4,10 @@
 // sends when something changed (tokens, node health, operator changes, config).
 
 import type { Config, TlsConfig } from '../config/schema.js';
-import type { LimitBuffers } from '../gateway/limits.js';
+import type { LimitBuffers } from '../limits/limiter.js';
 import type { TokenRecord } from '../gateway/token-table.js';
 import type { NodeStateName } from '../routing/node-view.js';
-import type { Consumed } from '../shared/consumption-tally.js';
+import type { Consumed } from '../limits/consumption-tally.js';
 import type { UsageCell } from '../usage/meter.js';
 
 /** Handed to a worker at start (workerData). */
@@ -17,7 +17,7 @@ export interface WorkerInit {
   /** The ports to listen on (the first worker's, once known: the others share them). */
   port: number;
   wsPort: number;
-  /** The rate-limit tables every worker shares (gateway/limits.ts, routing/shared-bucket-table.ts). */
+  /** The rate-limit tables every worker shares (limits/limit-buffers.ts, limits/shared-bucket-table.ts). */
   limits: LimitBuffers;
   /** The token table and node health as they are when the worker starts. */
   tokens: TokenEntry[];

@@ -5,23 +5,22 @@
 //   own loop for the shared port; the control plane (console, store, usage writes, admin,
 //   health prober, token sync, reload) keeps the main thread, which no request waits for.
 // Either way the rest of the gateway sees one ControlView: the pool the admin API shows, the
-// metrics, the runtime a reload rewrites, and how to drain.
+// metrics, what a reload reconfigures, and how to drain. With workers the control plane builds
+// nothing that serves requests: no settings, offload or subscription hub of its own.
+
+import type { ReloadTarget } from '../admin/reload.js';
 
 import { availableParallelism } from 'node:os';
 import type { Config, TlsConfig } from '../config/schema.js';
-import type { RuntimeRef } from '../gateway/http-listener.js';
 import { reservePort } from '../gateway/client-listener.js';
-import { createLimitBuffers, RateLimiter } from '../gateway/limits.js';
-import { Offload } from '../gateway/offload.js';
-import { buildRuntime } from '../gateway/runtime.js';
 import type { TokenTable } from '../gateway/token-table.js';
-import type { WsStats } from '../gateway/ws-listener.js';
+import type { ConsumptionTally } from '../limits/consumption-tally.js';
+import { createLimitBuffers, RateLimiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/prometheus.js';
-import type { ConsumptionTally } from '../shared/consumption-tally.js';
 import type { StopList } from '../stop-list.js';
 import { NodePool } from '../upstream/pool.js';
-import { openUpstreamSocket, SubscriptionHub } from '../upstream/ws/hub.js';
+import type { SubscriptionHub } from '../upstream/ws/hub.js';
 import { UsageMeter } from '../usage/meter.js';
 import { startDataPlane } from './data-plane.js';
 import { lockRpcPort } from './port-lock.js';
@@ -35,9 +34,18 @@ export interface WsView {
 
 export interface ControlView {
   pool: NodePool;
-  ref: RuntimeRef;
-  hub: SubscriptionHub;
-  wsStats: WsStats;
+  /** The limiter the Redis sync debits: inline, the one requests take from; with workers, one over their shared buffers. */
+  limiter: RateLimiter;
+  /** Per-token usage of every request (with workers, merged from their reports), drained by the accounts store. */
+  usage: UsageMeter;
+  /** Requests in flight (with workers, as of their last reports). */
+  inflight(): number;
+  /** Draining or unready: answers carry `Connection: close` (/readyz answers 503). */
+  draining(): boolean;
+  /** What a reload reconfigures after the node pool (the data plane follows in reloaded()). */
+  target: ReloadTarget;
+  /** The inline data plane's subscription hub; null with worker threads (each has its own). */
+  hub: SubscriptionHub | null;
   metrics: GatewayMetrics;
   port: number;
   wsPort: number;
@@ -60,8 +68,8 @@ export interface ControlView {
   closeAfterAnswers(): void;
   /**
    * Limits shared across instances (src/shared/): every take that passes, in any thread, is
-   * added to `tally`; `ref.rt.limiter` is then the one to debit (with workers, it is attached
-   * to their shared buffers).
+   * added to `tally`; `limiter` is then the one to debit (with workers, it is attached to their
+   * shared buffers).
    */
   tallyInto(tally: ConsumptionTally): void;
 }
@@ -94,10 +102,19 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     exclusive: true,
     port: config.rpc.port,
     wsPort: config.rpc.wsPort,
-    recorder: (pool, ref) => (metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => ref.rt.inflight })),
+    recorder: (pool, inflight) => (metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight })),
   });
+  const { services, state } = plane.serving;
   return {
-    ...plane,
+    pool: plane.pool,
+    limiter: services.limiter,
+    usage: services.usage,
+    inflight: () => state.inflight,
+    draining: () => state.draining,
+    target: { reconfigure: (next) => void plane.reconfigure(next) },
+    hub: plane.hub,
+    port: plane.port,
+    wsPort: plane.wsPort,
     metrics: metrics!,
     ws: () => ({ connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() }),
     workers: 0,
@@ -107,10 +124,10 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     reloaded: () => Promise.resolve(),
     drain: (graceMs) => plane.drain(graceMs, log),
     closeAfterAnswers: () => {
-      plane.ref.rt.draining = true;
+      state.draining = true;
     },
     tallyInto: (tally) => {
-      plane.ref.rt.limiter.tally = tally;
+      services.limiter.tally = tally;
     },
   };
 }
@@ -121,15 +138,12 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   const pool = new NodePool(config, log);
   stops.add(() => pool.close());
   await pool.start();
-  // A runtime of the control plane's own: its meter receives the workers' usage, and reloads
-  // rewrite it like a worker's. It serves no request.
-  const offload = new Offload(config.offload);
-  stops.add(() => offload.close());
-  const ref = {} as RuntimeRef;
+  // The meter the workers' usage reports merge into, for the accounts store.
+  const usage = new UsageMeter();
   const workersRef: { w: DataPlaneWorkers | null } = { w: null };
-  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight: () => workersRef.w?.inflight ?? 0 });
-  ref.rt = buildRuntime(config, { tokens, router: pool, offload, log, slots: pool, metrics });
-  await startAccounts(ref.rt.usage);
+  const inflight = (): number => workersRef.w?.inflight ?? 0;
+  const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight });
+  await startAccounts(usage);
   if (config.rpc.port !== 0) {
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
@@ -140,9 +154,11 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
   // gateway, whichever worker a connection lands on, with no message per request.
   let limits = createLimitBuffers(config);
   // Over the workers' buckets: it takes nothing, but the sync with Redis debits through it.
-  ref.rt.limiter = RateLimiter.shared(config, limits);
+  const limiter = RateLimiter.shared(config, limits);
+  // The state the control plane keeps for itself: draining, for /readyz.
+  let draining = false;
   let certificates: TlsConfig | null = null;
-  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: ref.rt.usage, metrics, limits });
+  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: usage, metrics, limits });
   workersRef.w = workers;
   // Added after the accounts: an immediate stop ends the workers before the last usage flush.
   stops.add(() => workers.stop());
@@ -151,12 +167,20 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
     const lock = await lockRpcPort(config.rpc.host, workers.port);
     stops.add(() => lock.release());
   }
-  const hub = new SubscriptionHub(pool, { chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection }, log, openUpstreamSocket(log));
   return {
     pool,
-    ref,
-    hub,
-    wsStats: { connections: 0, byToken: new Map() },
+    limiter,
+    usage,
+    inflight,
+    draining: () => draining,
+    // New buffers for tables the reload adds; those that stay keep theirs, and their buckets.
+    target: {
+      reconfigure(next) {
+        limits = createLimitBuffers(next, limits);
+        limiter.reconfigure(next, limits);
+      },
+    },
+    hub: null,
     metrics,
     port: workers.port,
     wsPort: workers.wsPort,
@@ -169,22 +193,20 @@ export async function workerPlanes(config: Config, tokens: TokenTable, log: Logg
       certificates = files;
     },
     reloaded: (next) => {
-      limits = createLimitBuffers(next, limits);
-      ref.rt.limiter.configure(next, limits);
       const swap = certificates;
       certificates = null;
-      return workers.configure(next, limits, swap);
+      return workers.reconfigure(next, limits, swap);
     },
     tallyInto: (tally) => {
       workers.tally = tally;
     },
     async drain(graceMs) {
-      ref.rt.draining = true;
+      draining = true;
       log.info({ inflight: workers.inflight, workers: count }, 'draining the data-plane workers');
       await workers.drain(graceMs);
     },
     closeAfterAnswers() {
-      ref.rt.draining = true;
+      draining = true;
       workers.broadcast({ type: 'closeAfterAnswers' });
     },
   };

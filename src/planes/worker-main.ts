@@ -7,11 +7,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Reloader } from '../admin/reload.js';
 import type { Config } from '../config/schema.js';
-import { RateLimiter } from '../gateway/limits.js';
+import type { LimitBuffers } from '../limits/limit-buffers.js';
+import { RateLimiter } from '../limits/limiter.js';
 import { TokenTable } from '../gateway/token-table.js';
 import { createLogger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
-import { ConsumptionTally } from '../shared/consumption-tally.js';
+import { ConsumptionTally } from '../limits/consumption-tally.js';
 import { StopList } from '../stop-list.js';
 import { onInternalError } from '../upstream/call.js';
 import type { UpstreamNode } from '../upstream/node.js';
@@ -71,14 +72,14 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
   send({
     type: 'report',
     index,
-    usage: plane.ref.rt.usage.drain(),
+    usage: plane.serving.services.usage.drain(),
     nodes: plane.pool.nodes.map((n) => nodeDelta(n, seen)),
     requests: counts.requests,
     duration: counts.duration,
     durationSumMs: counts.durationSumMs,
     rateLimited: counts.rateLimited,
     callEvents: counts.callEvents,
-    inflight: plane.ref.rt.inflight,
+    inflight: plane.serving.state.inflight,
     ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
   });
 }
@@ -112,11 +113,19 @@ async function main(): Promise<void> {
   // Attempts are reported as deltas from the first one on (nodes a reload adds start at their first report).
   for (const n of plane.pool.nodes) n.latency.delta = new LatencyHistogram(NODE_HISTOGRAM);
   const seen = new WeakMap<UpstreamNode, NodeSeen>();
+  // The shared limit tables as the control plane sent them last (a reload may add some).
+  let buffers: LimitBuffers = init.limits;
+  const target = {
+    reconfigure(next: Config): void {
+      const missing = plane.reconfigure(next, buffers);
+      if (missing !== null) log.error({ missing }, 'no shared buffer for some limits: they stay off in this worker');
+    },
+  };
   // Static tokens come with the table snapshots: this reloader applies only the rest.
-  const reloader = new Reloader({ configPath: null, pool: plane.pool, ref: plane.ref, tokens: new TokenTable(), log, setAdminToken: () => {} }, config);
+  const reloader = new Reloader({ configPath: null, pool: plane.pool, target, tokens: new TokenTable(), log, setAdminToken: () => {} }, config);
   const timer = setInterval(() => report(init.index, plane, recorder, seen), REPORT_MS);
   // Limits shared across instances: the control plane syncs this worker's consumption with Redis.
-  const tally = config.redis.url === null ? null : (plane.ref.rt.limiter.tally = new ConsumptionTally(config.redis.maxKeysPerSync));
+  const tally = config.redis.url === null ? null : (plane.serving.services.limiter.tally = new ConsumptionTally(config.redis.maxKeysPerSync));
   const sendConsumed = (): void => {
     if (tally !== null && tally.entries > 0) send({ type: 'consumed', index: init.index, consumed: tally.drain() });
   };
@@ -133,8 +142,8 @@ async function main(): Promise<void> {
         return;
       case 'config':
         config = m.config;
-        // The shared tables first (new ones for newly limited methods); the reload keeps them.
-        plane.ref.rt.limiter.configure(config, m.limits);
+        // With the shared tables the reload attaches (new ones for newly limited methods).
+        buffers = m.limits;
         if (m.certificates !== null) {
           try {
             plane.listener.replaceCertificate(m.certificates);
@@ -148,7 +157,7 @@ async function main(): Promise<void> {
           .finally(() => send({ type: 'configured', index: init.index, seq: m.seq }));
         return;
       case 'closeAfterAnswers':
-        plane.ref.rt.draining = true;
+        plane.serving.state.draining = true;
         return;
       case 'drain':
         void plane.drain(m.graceMs, log).then(async () => {

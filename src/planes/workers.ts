@@ -7,12 +7,12 @@
 import { Worker } from 'node:worker_threads';
 import type { Config, TlsConfig } from '../config/schema.js';
 import { reservePort } from '../gateway/client-listener.js';
-import type { LimitBuffers } from '../gateway/limits.js';
+import type { LimitBuffers } from '../limits/limiter.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
-import type { ConsumptionTally } from '../shared/consumption-tally.js';
+import type { ConsumptionTally } from '../limits/consumption-tally.js';
 import type { NodePool } from '../upstream/pool.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { FromWorker, NodeHealth, ToWorker, WorkerInit, WorkerReport } from './messages.js';
@@ -106,7 +106,7 @@ export class DataPlaneWorkers {
   private seq = 0;
 
   /** Sends a reloaded config; resolves once every worker applied it (a reload answers then). */
-  configure(config: Config, limits: LimitBuffers, certificates: TlsConfig | null): Promise<void> {
+  reconfigure(config: Config, limits: LimitBuffers, certificates: TlsConfig | null): Promise<void> {
     const seq = ++this.seq;
     return Promise.all(
       this.slots.map(

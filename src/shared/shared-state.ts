@@ -4,10 +4,10 @@
 // its own, as with one instance).
 
 import type { Config } from '../config/schema.js';
-import type { RateLimiter } from '../gateway/limits.js';
+import type { RateLimiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
-import { ConsumptionTally } from './consumption-tally.js';
+import { ConsumptionTally } from '../limits/consumption-tally.js';
 import { LimitSync } from './limit-sync.js';
 import { RedisLink } from './redis-link.js';
 import { TokenEvents } from './token-events.js';

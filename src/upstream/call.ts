@@ -10,9 +10,10 @@ import { skipWs, trimEnd } from '../rpc/json-bytes.js';
 import { isErrorAnswer } from '../rpc/scan.js';
 import { usable } from '../routing/node-view.js';
 import type { FreshCall } from '../solana/fresh-routing.js';
-import type { CallEvents } from './call-policy.js';
+import type { CallEvents, CallReach } from './call-policy.js';
 import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
+import type { RouteRequest, Router } from './router.js';
 import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
 
 export { onInternalError } from './transport.js';
@@ -20,43 +21,6 @@ export { onInternalError } from './transport.js';
 export interface CallOwner {
   /** The call is finished: `call.response` is set, or `call.error`. */
   onCallDone(call: UpstreamCall): void;
-}
-
-export interface Router {
-  /** Next node for this call, excluding the nodes it tried; null when none is left. */
-  route(call: UpstreamCall): UpstreamNode | null;
-  /** route() gave null: true when the router took the call over (parked it, or refused it itself). */
-  onNoNode?(call: UpstreamCall): boolean;
-  /** A node answered the call (before its owner hears of it). */
-  answered?(call: UpstreamCall): void;
-  /** A node's answer: true when the call should go to another node instead (start() routes it again). */
-  retryAnswer?(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean;
-  readonly maxAttempts: number;
-  readonly methodLatency: MethodLatency;
-}
-
-/**
- * Smoothed answer time per method over all nodes (a sub-batch counts under its first
- * method): calls of usually slow methods get an upstream connection to themselves.
- */
-export class MethodLatency {
-  private readonly ms = new Map<string, number>();
-  /** Methods tracked at most (the names come from clients). */
-  private static readonly MAX = 4096;
-
-  constructor(public slowMs: number) {}
-
-  record(method: string, ms: number): void {
-    const m = this.ms;
-    const prev = m.get(method);
-    if (prev !== undefined) m.set(method, prev + 0.2 * (ms - prev));
-    else if (m.size < MethodLatency.MAX) m.set(method, ms);
-  }
-
-  isSlow(method: string): boolean {
-    const v = this.ms.get(method);
-    return v !== undefined && v >= this.slowMs;
-  }
 }
 
 function onHedgeTimer(call: UpstreamCall): void {
@@ -130,33 +94,7 @@ class Attempt implements AttemptSink {
   }
 }
 
-/**
- * What a call sends and how it may be retried. The constructor copies it, so a caller can
- * refill one spec for every call it makes: no object per call beyond the call itself.
- */
-export interface CallSpec {
-  body: Buffer;
-  /** Method for timeouts and logs (first method of a sub-batch). */
-  method: string;
-  /** False when a method in this call must not be repeated after it may have run. */
-  retrySafe: boolean;
-  /** False for notifications only: the node owes no body, an empty 2xx is success. */
-  expectsAnswer: boolean;
-  /** Affinity hash slot: the router follows the slot's node sequence; -1 = default routing. */
-  slot: number;
-  timeoutMs: number;
-  /** Sub-batch range in the owner's order (unused for single requests). */
-  from: number;
-  to: number;
-  /** Nodes asked at once (docs/routing.md "Broadcast sends"); 1 or absent = one node, retries as usual. */
-  fanout?: number;
-  /** Hedge plan of the method (docs/routing.md "Hedged reads"); null or absent = not hedged. */
-  hedge?: HedgePlan | null;
-  /** Where broadcasts and hedges are counted. */
-  events?: CallEvents | null;
-}
-
-export class UpstreamCall implements FreshCall {
+export class UpstreamCall implements RouteRequest, FreshCall {
   /** Set on success: the node's body (2xx, or a 4xx other than 429, passed through). */
   response: Buffer | null = null;
   status = 0;
@@ -212,25 +150,48 @@ export class UpstreamCall implements FreshCall {
   freshRetried = false;
   archiveOnly = false;
 
+  /**
+   * One call: its body and first method (timeouts, logs), the affinity slot (-1 = default
+   * routing), whether it may be repeated after it may have run (`retrySafe`) and whether the
+   * node owes a body (false for notifications only), its sub-batch range in the owner's order
+   * (0, 0 for a single request), and the call policy that decides broadcast and hedging (null:
+   * one node, never hedged). Positional, so a call costs no spec object.
+   */
   constructor(
     /** Told when the call is finished. */
     readonly owner: CallOwner,
     readonly router: Router,
-    spec: CallSpec,
+    body: Buffer,
+    method: string,
+    slot: number,
+    timeoutMs: number,
+    retrySafe: boolean,
+    expectsAnswer: boolean,
+    from: number,
+    to: number,
+    policy: CallReach | null,
   ) {
-    this.body = spec.body;
-    this.method = spec.method;
-    this.retrySafe = spec.retrySafe;
-    this.expectsAnswer = spec.expectsAnswer;
-    this.slot = spec.slot;
-    this.timeoutMs = spec.timeoutMs;
-    this.from = spec.from;
-    this.to = spec.to;
-    this.fanout = spec.fanout ?? 1;
+    this.body = body;
+    this.method = method;
+    this.retrySafe = retrySafe;
+    this.expectsAnswer = expectsAnswer;
+    this.slot = slot;
+    this.timeoutMs = timeoutMs;
+    this.from = from;
+    this.to = to;
+    this.fanout = policy === null ? 1 : policy.fanoutFor(method);
     // Hedging is for default routing only: under affinity the call must stay on its node
     // sequence (docs/routing.md "Hedged reads").
-    this.hedge = spec.slot < 0 ? (spec.hedge ?? null) : null;
-    this.events = spec.events ?? null;
+    this.hedge = policy === null || slot >= 0 ? null : policy.hedgeFor(method);
+    this.events = policy === null ? null : policy.events;
+  }
+
+  /**
+   * Whether the body's bytes may be reused now that the call ended: the client that carried it
+   * keeps no reference (transport.ts keepsBody) and no attempt still waits to write it.
+   */
+  get bodyReleased(): boolean {
+    return this.node !== null && !this.node.client.keepsBody(this.body.length) && !this.bodyInUse;
   }
 
   /** Every node asked, comma-separated in order ('' before the first attempt). */

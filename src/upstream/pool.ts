@@ -10,10 +10,11 @@ import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, routable, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
-import { MethodLatency, type Router, type UpstreamCall } from './call.js';
+import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
+import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import type { NodeStateName } from '../routing/node-view.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
 import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
@@ -41,12 +42,6 @@ function learnBlockhash(body: Buffer, book: BlockhashBook): void {
   if (end > start && slot > 0) book.learnBase58(body, start, end, slot);
 }
 
-/** What routing reads of a call: its affinity slot (-1: none), the nodes it already tried, its (first) method. */
-export interface RouteRequest {
-  readonly slot: number;
-  readonly tried: number;
-  readonly method: string;
-}
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
@@ -419,7 +414,7 @@ export class NodePool implements Router {
   }
 
   /** Reload: attempts, eject policy and health probing (from the next round). */
-  configure(config: Config): void {
+  reconfigure(config: Config): void {
     const h = config.health;
     this.maxAttempts = config.routing.maxAttempts;
     this.picker.monotonic = config.affinity.monotonic;

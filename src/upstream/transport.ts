@@ -46,6 +46,11 @@ export interface AttemptSink {
 export interface UpstreamClient {
   send(a: AttemptSink): void;
   /**
+   * Whether the client may still hold a request body of `size` bytes once the attempt that
+   * carried it has ended: when false, the body's memory may be reused (gateway/body-memory.ts).
+   */
+  keepsBody(size: number): boolean;
+  /**
    * The attempt's deadline passed: stop waiting for it. Returns true when its request was
    * never written (so any method may be retried), false when the node may have received it.
    */

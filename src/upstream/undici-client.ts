@@ -84,6 +84,11 @@ export class UndiciClient implements UpstreamClient {
   }
 
   /** undici gives no way to take a queued request back: it runs, and its answer is ignored. */
+  /** undici keeps a reference to a body until its write completes, which may be after the answer. */
+  keepsBody(): boolean {
+    return true;
+  }
+
   withdraw(): boolean {
     return false;
   }

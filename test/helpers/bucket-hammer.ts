@@ -3,7 +3,7 @@
 // how many takes were allowed and when it took first and last, and anything impossible seen.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { SharedBucketTable } from '../../src/routing/shared-bucket-table.js';
+import { SharedBucketTable } from '../../src/limits/shared-bucket-table.js';
 
 export interface HammerJob {
   buffer: SharedArrayBuffer;

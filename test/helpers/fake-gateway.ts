@@ -1,14 +1,14 @@
-// A Runtime for driving the request core (src/gateway/exchange.ts) without listeners: a real
-// config, limiter, offload (no workers) and meter, a fake router, and a Responder that
+// A Serving for driving the request core (src/gateway/exchange.ts) without listeners: real
+// settings, limiter, offload (no workers) and meter, a fake router, and a Responder that
 // records what it was told to answer.
 
 import { resolveConfig } from '../../src/config/load.js';
-import { buildRuntime, type Runtime } from '../../src/gateway/runtime.js';
 import { Offload } from '../../src/gateway/offload.js';
 import type { Responder } from '../../src/gateway/responder.js';
+import { Serving } from '../../src/gateway/serving.js';
 import { staticTokenRecord, TokenTable, type TokenRecord } from '../../src/gateway/token-table.js';
 import { silentLogger } from '../../src/log.js';
-import type { Router } from '../../src/upstream/call.js';
+import type { Router } from '../../src/upstream/router.js';
 
 export const TOKEN: TokenRecord = staticTokenRecord('unit-token-0123456789abcdef', 'test', true);
 
@@ -40,8 +40,8 @@ export class FakeResponder implements Responder {
 export const lengthSlots = { slot: (key: string): number => key.length };
 
 /** `config` is merged over a one-node config (the router decides where calls go anyway). */
-export function testRuntime(router: Router, config: Record<string, unknown> = {}): Runtime {
+export function testServing(router: Router, config: Record<string, unknown> = {}): Serving {
   const c = resolveConfig({ nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }], ...config });
   const offload = new Offload({ threads: 0, parseThresholdBytes: c.offload.parseThresholdBytes, mergeThresholdBytes: c.offload.mergeThresholdBytes });
-  return buildRuntime(c, { tokens: new TokenTable(), router, offload, log: silentLogger(), slots: lengthSlots });
+  return new Serving(c, { tokens: new TokenTable(), router, offload, log: silentLogger(), slots: lengthSlots });
 }

@@ -1,7 +1,8 @@
 // Fakes for the upstream side of a call: nodes whose client only records attempts (the test
 // ends each one), and a router over them. No sockets, no timers but the attempts' own.
 
-import { MethodLatency, type Router, type UpstreamCall } from '../../src/upstream/call.js';
+import type { UpstreamCall } from '../../src/upstream/call.js';
+import { MethodLatency, type Router } from '../../src/upstream/router.js';
 import type { UpstreamNode } from '../../src/upstream/node.js';
 import type { AttemptSink, UpstreamClient } from '../../src/upstream/transport.js';
 
@@ -24,6 +25,11 @@ export class FakeClient implements UpstreamClient {
 
   abandon(): boolean {
     return this.neverWritten;
+  }
+
+  /** A fake may hold whatever it was sent: bodies are never reused. */
+  keepsBody(): boolean {
+    return true;
   }
 
   /** Attempts taken back before being written (a hedge answered first). */

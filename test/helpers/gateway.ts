@@ -22,7 +22,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * The data-plane modes request-path tests run under: inline (`rpc.workers: 0`, where a test may
+ * read the data plane's own objects) and the shipped default, one worker thread.
+ */
+export const PLANES = [
+  { name: 'inline', workers: 0 },
+  { name: 'rpc.workers 1', workers: 1 },
+] as const;
+
 export interface HarnessOptions {
+  /** Data-plane worker threads (`rpc.workers`); default 0, inline. */
+  workers?: number;
   /** Simulated nodes to start (ids default to n0, n1, …). */
   sims?: Partial<SimOptions>[];
   /** Extra nodes (e.g. scripted raw upstreams) appended after the sims. */
@@ -40,8 +51,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const sims = await Promise.all(simOpts.map((o, i) => startSim({ id: `n${i}`, port: 0, ...o })));
   const nodes = [...sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })), ...(opts.extraNodes ?? []).map((n) => ({ weight: 1, ...n }))];
   const base: Record<string, unknown> = {
-    // Inline (no worker threads): tests read the data plane's own objects (pool, runtime, hub).
-    rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 },
+    // Inline unless asked (no worker threads): tests may read the data plane's own pool and hub.
+    rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: opts.workers ?? 0 },
     console: { port: 0 },
     store: { url: 'sqlite://:memory:' },
     admin: { port: 0 },

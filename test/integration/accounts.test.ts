@@ -130,7 +130,7 @@ t.test('usage through the gateway lands in the store exactly', async (t) => {
   const a = await store.createToken(account.id, stack.id, 'a');
   const b = await store.createToken(account.id, stack.id, 'b');
   await sync.syncNow();
-  const flush = startUsageFlush(h.gw.ref.rt.usage, store, { log: silentLogger(), intervalMs: 60_000, compactEveryMs: 0 });
+  const flush = startUsageFlush(h.gw.usage, store, { log: silentLogger(), intervalMs: 60_000, compactEveryMs: 0 });
   let stopped = false;
   t.teardown(() => (stopped ? undefined : flush.stop()));
 
@@ -166,7 +166,8 @@ t.test('usage through the gateway lands in the store exactly', async (t) => {
       ['getBlockHeight', 31, 0],
       ['getSlot', 8, 0],
       ['getHealth', 3, 0],
-      ['getBalance', 1, 0],
+      // Without params the node answers -32602: an error of its method, inside a batch too (docs/usage.md).
+      ['getBalance', 1, 1],
     ],
     'per method',
   );
@@ -198,7 +199,7 @@ t.test('usage is visible without a manual flush (short interval)', async (t) => 
   const stack = await store.createStack(account.id, 'main', null);
   const { token } = await store.createToken(account.id, stack.id, '');
   await sync.syncNow();
-  const flush = startUsageFlush(h.gw.ref.rt.usage, store, { log: silentLogger(), intervalMs: 200, compactEveryMs: 0 });
+  const flush = startUsageFlush(h.gw.usage, store, { log: silentLogger(), intervalMs: 200, compactEveryMs: 0 });
   t.teardown(() => flush.stop());
   for (let i = 0; i < 3; i++) t.equal((await post(h, token)).status, 200);
   const start = Date.now();
@@ -314,7 +315,7 @@ t.test('startAccounts: store from store.url, first sync before it resolves, stop
   await seed.close();
 
   const config = resolveConfig({ store: { url, retentionDays: 7 }, tokens: STATIC });
-  const acc = await startAccounts(config, { tokens: h.gw.tokens, usage: h.gw.ref.rt.usage, log: silentLogger() });
+  const acc = await startAccounts(config, { tokens: h.gw.tokens, usage: h.gw.usage, log: silentLogger() });
   t.equal((await post(h, token)).status, 200, 'a token already in the store works as soon as startAccounts resolves');
   t.equal((await post(h, TOKEN)).status, 200, 'static tokens too');
   await post(h, token, '[' + Array(5).fill(BODY).join(',') + ']');

@@ -147,11 +147,10 @@ t.test('readyz: 503 when no node can take traffic, and while draining', async (t
   t.same(r.json, { status: 'no usable node', usableNodes: 0 });
   await admin(h.gw, '/admin/nodes/n0', { method: 'PATCH', body: '{"drained":false}' });
   t.equal((await admin(h.gw, '/readyz', { token: null })).status, 200);
-  h.gw.ref.rt.draining = true;
+  h.gw.unready();
   const d = await admin(h.gw, '/readyz', { token: null });
   t.equal(d.status, 503);
   t.equal(d.json.status, 'draining');
-  h.gw.ref.rt.draining = false;
 });
 
 t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {
@@ -430,7 +429,7 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
   const batch = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'getSlot' })));
   const tooBig = await f.call('', NEW_TOKEN, batch);
   t.equal(tooBig.status, 413);
-  t.equal(tooBig.json.error.code, 7701, 'limits.maxBatch applies to the same Runtime');
+  t.equal(tooBig.json.error.code, 7701, 'limits.maxBatch applies to requests after the reload');
   const seen = await identities({ call: (m) => f.call(m, NEW_TOKEN) }, 100);
   t.equal(count(seen, 'n1'), 0, 'n1 (weight 0 in the file) gets no traffic');
   t.equal(f.gw.pool.byId('n1')!.drained, true, 'weight 0 in the file drains');

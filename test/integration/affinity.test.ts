@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import t from 'tap';
 import { startSim } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
+import { PLANES, startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 const IDENTITY = '{"jsonrpc":"2.0","id":1,"method":"getIdentity"}';
@@ -149,61 +149,64 @@ t.test('state-bound methods get IP affinity automatically in default mode', asyn
   t.ok(plain.size >= 2, 'other methods are still balanced');
 });
 
-t.test('hot key gets 429 (7429, Retry-After, scope) while well-spread keys do not', async (t) => {
-  const h = await startHarness({ sims: [{}, {}], config: { affinity: { keyRate: 20, keyBurst: 40 } } });
-  t.teardown(() => h.close());
-  const statuses: number[] = [];
-  let limited: { status: number; headers: Headers; text: string } | null = null;
-  for (let i = 0; i < 10; i++) {
-    const rs = await Promise.all(Array.from({ length: 20 }, () => h.post(IDENTITY, { headers: keyHeaders('hot') })));
-    for (const r of rs) {
-      statuses.push(r.status);
-      if (r.status === 429) limited = r;
+// The limits run inline and with the shipped default of one worker thread.
+for (const plane of PLANES) {
+  t.test(`${plane.name}: hot key gets 429 (7429, Retry-After, scope) while well-spread keys do not`, async (t) => {
+    const h = await startHarness({ workers: plane.workers, sims: [{}, {}], config: { affinity: { keyRate: 20, keyBurst: 40 } } });
+    t.teardown(() => h.close());
+    const statuses: number[] = [];
+    let limited: { status: number; headers: Headers; text: string } | null = null;
+    for (let i = 0; i < 10; i++) {
+      const rs = await Promise.all(Array.from({ length: 20 }, () => h.post(IDENTITY, { headers: keyHeaders('hot') })));
+      for (const r of rs) {
+        statuses.push(r.status);
+        if (r.status === 429) limited = r;
+      }
     }
-  }
-  const refused = statuses.filter((s) => s === 429).length;
-  t.ok(refused >= 100, `${refused} of 200 hot-key requests refused`);
-  t.ok(limited !== null);
-  const body = JSON.parse(limited!.text) as { error: { code: number; data: { scope: string; retryAfterMs: number } }; id: unknown };
-  t.equal(body.error.code, 7429);
-  t.equal(body.error.data.scope, 'affinity-key');
-  t.ok(body.error.data.retryAfterMs > 0);
-  t.equal(body.id, 1, 'id echoed');
-  t.ok(Number(limited!.headers.get('retry-after')) >= 1, 'Retry-After header');
-  // The same total, spread over 1,000 keys: nothing refused.
-  let spreadRefused = 0;
-  for (let i = 0; i < 1000; i += 50) {
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, j) => h.post(IDENTITY, { headers: keyHeaders(`spread-${i + j}`) })));
-    spreadRefused += rs.filter((r) => r.status === 429).length;
-  }
-  t.equal(spreadRefused, 0, 'no well-spread key is limited');
-  // Without a key, the IP is limited with scope "ip".
-  let ipLimited = 0;
-  let scope = '';
-  for (let i = 0; i < 80; i++) {
-    const r = await postFrom(h, '127.0.7.7', IDENTITY, { 'x-service-affinity': 'key' });
-    if (r.status === 429) {
-      ipLimited++;
-      scope = (JSON.parse(r.text) as { error: { data: { scope: string } } }).error.data.scope;
+    const refused = statuses.filter((s) => s === 429).length;
+    t.ok(refused >= 100, `${refused} of 200 hot-key requests refused`);
+    t.ok(limited !== null);
+    const body = JSON.parse(limited!.text) as { error: { code: number; data: { scope: string; retryAfterMs: number } }; id: unknown };
+    t.equal(body.error.code, 7429);
+    t.equal(body.error.data.scope, 'affinity-key');
+    t.ok(body.error.data.retryAfterMs > 0);
+    t.equal(body.id, 1, 'id echoed');
+    t.ok(Number(limited!.headers.get('retry-after')) >= 1, 'Retry-After header');
+    // The same total, spread over 1,000 keys: nothing refused.
+    let spreadRefused = 0;
+    for (let i = 0; i < 1000; i += 50) {
+      const rs = await Promise.all(Array.from({ length: 50 }, (_, j) => h.post(IDENTITY, { headers: keyHeaders(`spread-${i + j}`) })));
+      spreadRefused += rs.filter((r) => r.status === 429).length;
     }
-  }
-  t.ok(ipLimited > 0, 'a hot IP is limited');
-  t.equal(scope, 'ip');
-});
+    t.equal(spreadRefused, 0, 'no well-spread key is limited');
+    // Without a key, the IP is limited with scope "ip".
+    let ipLimited = 0;
+    let scope = '';
+    for (let i = 0; i < 80; i++) {
+      const r = await postFrom(h, '127.0.7.7', IDENTITY, { 'x-service-affinity': 'key' });
+      if (r.status === 429) {
+        ipLimited++;
+        scope = (JSON.parse(r.text) as { error: { data: { scope: string } } }).error.data.scope;
+      }
+    }
+    t.ok(ipLimited > 0, 'a hot IP is limited');
+    t.equal(scope, 'ip');
+  });
 
-t.test('per-token and per-method limits', async (t) => {
-  const h = await startHarness({ sims: [{}], config: { rateLimits: { token: { rate: 5, burst: 30 }, methods: { getBalance: { rate: 1, burst: 3 } } } } });
-  t.teardown(() => h.close());
-  const bal = '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}';
-  const b = await Promise.all(Array.from({ length: 6 }, () => h.post(bal)));
-  const methodRefused = b.filter((r) => r.status === 429);
-  t.ok(methodRefused.length >= 2, 'getBalance over its per-method burst is refused');
-  t.equal((JSON.parse(methodRefused[0]!.text) as { error: { data: { scope: string } } }).error.data.scope, 'method');
-  const batch = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })));
-  const r = await h.post(batch);
-  t.equal(r.status, 429, 'a 40-call batch exceeds the 30-call token burst');
-  t.equal((JSON.parse(r.text) as { error: { data: { scope: string } } }).error.data.scope, 'token');
-});
+  t.test(`${plane.name}: per-token and per-method limits`, async (t) => {
+    const h = await startHarness({ workers: plane.workers, sims: [{}], config: { rateLimits: { token: { rate: 5, burst: 30 }, methods: { getBalance: { rate: 1, burst: 3 } } } } });
+    t.teardown(() => h.close());
+    const bal = '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}';
+    const b = await Promise.all(Array.from({ length: 6 }, () => h.post(bal)));
+    const methodRefused = b.filter((r) => r.status === 429);
+    t.ok(methodRefused.length >= 2, 'getBalance over its per-method burst is refused');
+    t.equal((JSON.parse(methodRefused[0]!.text) as { error: { data: { scope: string } } }).error.data.scope, 'method');
+    const batch = JSON.stringify(Array.from({ length: 40 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })));
+    const r = await h.post(batch);
+    t.equal(r.status, 429, 'a 40-call batch exceeds the 30-call token burst');
+    t.equal((JSON.parse(r.text) as { error: { data: { scope: string } } }).error.data.scope, 'token');
+  });
+}
 
 t.test('a weight change through the admin API moves the expected share of keys, and only those', async (t) => {
   const h = await startHarness({ sims: [{}, {}, {}], admin: true, config: { admin: { token: 'admin-token-0123456789' } } });

@@ -113,10 +113,10 @@ t.test('no node answers: 7502 with every node\'s reason; nothing is retried', as
 t.test('usage: one client call is booked once, however many nodes were asked', async (t) => {
   const { h } = await setup(t, [() => ({}), () => ({}), () => ({})]);
   const id = h.gw.tokens.find(TOKEN)!.id;
-  const before = h.gw.ref.rt.usage.totals(id).calls;
+  const before = h.gw.usage.totals(id).calls;
   for (let i = 0; i < 3; i++) t.equal((await h.post(TX)).status, 200);
   await settled(h);
-  t.equal(h.gw.ref.rt.usage.totals(id).calls - before, 3);
+  t.equal(h.gw.usage.totals(id).calls - before, 3);
 });
 
 t.test('eth_sendRawTransaction is in the default list (EVM)', async (t) => {

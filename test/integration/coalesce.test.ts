@@ -5,6 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
+import { startSim } from '../../src/tools/sim/node.js';
 import { startHarness, TOKEN, type Harness } from '../helpers/gateway.js';
 
 async function setup(t: { teardown(fn: () => unknown): void }, coalesce: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Harness> {
@@ -24,7 +25,7 @@ t.test('identical concurrent calls: one upstream call; each caller gets its own 
   const h = await setup(t, { methods: ['getLatestBlockhash'], windowMs: 1000 });
   const ids = ['1', '"a"', '12345678901234567890', '-0.5e3', '"x\\"y"', 'null', ...Array.from({ length: 14 }, (_, i) => String(1000 + i))];
   const userId = h.gw.tokens.find(TOKEN)!.id;
-  const before = h.gw.ref.rt.usage.totals(userId).calls;
+  const before = h.gw.usage.totals(userId).calls;
   const answers = await Promise.all(ids.map((id) => h.post(body(id))));
   t.equal(upstream(h, 'getLatestBlockhash'), 1, 'one call reached the node');
   const results = new Set<string>();
@@ -36,9 +37,9 @@ t.test('identical concurrent calls: one upstream call; each caller gets its own 
     t.equal(a.headers.get('x-service-node'), 'n0');
   }
   t.equal(results.size, 1, 'every caller got the same result bytes');
-  t.equal(h.gw.ref.rt.usage.totals(userId).calls - before, ids.length, 'usage: one record per caller');
+  t.equal(h.gw.usage.totals(userId).calls - before, ids.length, 'usage: one record per caller');
   t.match(await h.gw.metrics.text(), new RegExp(`jumpgate_coalesced_joins_total ${ids.length - 1}\\n`));
-  t.equal(h.gw.ref.rt.coalescer.size, 0, 'nothing left in flight');
+  t.equal(h.gw.inflight(), 0, 'nothing left in flight');
 });
 
 t.test('different params, or another method, are separate calls', async (t) => {
@@ -148,4 +149,38 @@ t.test('windowMs 0: calls that arrive before the first is written share it', asy
     if (upstreamAll < calls / 2) break;
   }
   t.ok(upstreamAll < calls / 2, `${upstreamAll} upstream calls for ${calls} client calls`);
+});
+
+t.test('under automatic IP affinity the key names the node label rules pick: callers on different slots share the call', async (t) => {
+  // n0 is unlabelled; only `labelled` carries role a, and the rule sends getBlockHeight there
+  // whatever a client's IP slot would have picked.
+  const labelled = await startSim({ id: 'labelled', port: 0, latencyMs: [150, 150] });
+  const h = await startHarness({
+    sims: [{ latencyMs: [150, 150] }],
+    extraNodes: [{ id: 'labelled', url: labelled.url, labels: { role: 'a' } }],
+    config: {
+      trustedProxies: ['127.0.0.1/32'],
+      upstream: { pipelining: 1 },
+      routing: {
+        coalesce: { methods: ['getBlockHeight'], windowMs: 1000 },
+        autoAffinityMethods: ['getBlockHeight'],
+        methods: { getBlockHeight: { labels: { role: 'a' }, fallback: 'none' } },
+      },
+    },
+  });
+  t.teardown(async () => {
+    await h.close();
+    await labelled.close();
+  });
+  // Sixteen client IPs: without the rule their slots spread over both nodes (all on one node by
+  // chance: 2^-16 with equal weights).
+  const ips = Array.from({ length: 16 }, (_, i) => `198.51.100.${i + 1}`);
+  const answers = await Promise.all(ips.map((ip, i) => h.post(body(String(i), 'getBlockHeight', '[]'), { headers: { 'x-forwarded-for': ip } })));
+  for (let i = 0; i < answers.length; i++) {
+    t.equal(answers[i]!.status, 200);
+    t.equal(answers[i]!.headers.get('x-service-node'), 'labelled', `caller ${i}: the labelled node`);
+    t.ok(answers[i]!.text.endsWith(`"id":${i}}`), `caller ${i}: own id`);
+  }
+  t.equal(labelled.stats.byMethod.get('getBlockHeight') ?? 0, 1, 'one upstream call for every caller');
+  t.equal(upstream(h, 'getBlockHeight'), 0, 'none reached the unlabelled node');
 });

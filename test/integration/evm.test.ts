@@ -36,11 +36,11 @@ function mineUntil(anvil: Anvil, what: string, cond: () => boolean, timeoutMs = 
 
 /** What the hub holds upstream: the node's subscription ids (SharedSub.upstreamId). */
 function upstreamIds(h: Harness): string[] {
-  const byKey = (h.gw.hub as unknown as { byKey: Map<string, { upstreamId: string | null }> }).byKey;
+  const byKey = (h.gw.hub! as unknown as { byKey: Map<string, { upstreamId: string | null }> }).byKey;
   return [...byKey.values()].map((s) => s.upstreamId).filter((id): id is string => id !== null);
 }
 
-const upstreamCount = (h: Harness): number => h.gw.hub.upstreamSubscriptions()[NODE] ?? 0;
+const upstreamCount = (h: Harness): number => h.gw.ws().upstreamSubscriptions[NODE] ?? 0;
 
 /** A raw WebSocket client that keeps every frame's text. */
 interface Raw {
@@ -111,7 +111,7 @@ if (reason !== null) {
     httpUrl = `${h.url}/api-token/${TOKEN}`;
     wsUrl = `${h.url.replace(/^http/, 'ws')}/api-token/${TOKEN}`;
     wsUrl2 = `${h.url.replace(/^http/, 'ws')}/api-token/${TOKEN2}`;
-    const hub = h.gw.hub;
+    const hub = h.gw.hub!;
     const notification = hub.notification.bind(hub);
     hub.notification = (socket, frame) => {
       nodeFrames++;
@@ -241,10 +241,10 @@ if (reason !== null) {
     // over a webSocket transport it subscribes to newHeads by default.
     const unwatchB = b.watchBlockNumber({ onBlockNumber: (n) => numbersB.push(n), onError: (e) => errors.push(e) });
     await eventually('both subscriptions', () => rpcA.subscriptions.size === 1 && rpcB.subscriptions.size === 1);
-    t.same(h.gw.hub.upstreamSubscriptions(), { [NODE]: 1 }, 'one upstream eth_subscribe for both clients');
-    t.equal(h.gw.hub.sharedCount, 1);
+    t.same(h.gw.ws().upstreamSubscriptions, { [NODE]: 1 }, 'one upstream eth_subscribe for both clients');
+    t.equal(h.gw.ws().sharedSubscriptions, 1);
     await mineUntil(anvil, 'both saw 2 blocks', () => blocksA.length >= 2 && numbersB.length >= 2);
-    t.same(h.gw.hub.upstreamSubscriptions(), { [NODE]: 1 }, 'still one while both watch');
+    t.same(h.gw.ws().upstreamSubscriptions, { [NODE]: 1 }, 'still one while both watch');
 
     const idA = [...rpcA.subscriptions.keys()][0] as string;
     const idB = [...rpcB.subscriptions.keys()][0] as string;
@@ -254,7 +254,7 @@ if (reason !== null) {
     t.not(idA, idB, 'each client has its own id');
 
     await unwatchA();
-    t.same(h.gw.hub.upstreamSubscriptions(), { [NODE]: 1 }, 'one left watching keeps the upstream subscription');
+    t.same(h.gw.ws().upstreamSubscriptions, { [NODE]: 1 }, 'one left watching keeps the upstream subscription');
     const nb = numbersB.length;
     const na = blocksA.length;
     await mineUntil(anvil, 'B saw another block', () => numbersB.length > nb);
@@ -263,7 +263,7 @@ if (reason !== null) {
     unwatchB();
     await eventually('the upstream subscription to go', () => upstreamCount(h) === 0, 1000);
     t.equal(upstreamCount(h), 0, 'zero after both unwatch');
-    t.equal(h.gw.hub.sharedCount, 0);
+    t.equal(h.gw.ws().sharedSubscriptions, 0);
     t.same(errors, [], 'no errors');
     // The upstream eth_unsubscribe really reached anvil: it stops pushing newHeads.
     // Time for the eth_unsubscribe to reach anvil and for frames already on the wire to land;

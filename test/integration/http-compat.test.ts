@@ -108,7 +108,7 @@ t.test('pipelining behind a pending call: no answer, the connection is closed', 
   t.teardown(() => h.sims[0]!.set({ latencyMs: [0, 0] }));
   const later = await open(t);
   later.write(rawPost(PATH, body(3)));
-  await eventually('the first request to be pending', () => h.gw.ref.rt.inflight === 1);
+  await eventually('the first request to be pending', () => h.gw.inflight() === 1);
   later.write(rawPost(PATH, body(4)));
   await later.waitClosed();
   t.equal(later.received.length, 0, 'second request in a later read: not a byte of answer either');

@@ -111,7 +111,7 @@ t.test('HTTPS and WSS on the RPC and WebSocket ports; the console over HTTPS', {
     const r = await solanaClients(certs.ca, [rpcUrl, wss, web3Wss]);
     t.same(r.failed, [], 'every client check passed');
     t.ok(r.passed > 20, `${r.passed} client checks`);
-    await eventually('the hub to hold no subscription', () => h.gw.hub.sharedCount === 0, 5000, 50);
+    await eventually('the hub to hold no subscription', () => h.gw.ws().sharedSubscriptions === 0, 5000, 50);
   });
 
   await t.test('the console: HTTPS, https/wss endpoints, Secure session cookie', async (t) => {

@@ -22,16 +22,16 @@ t.test('HTTP: calls, batch elements, errors and bytes per token', async (t) => {
     bytesIn += Buffer.byteLength(body);
     bytesOut += Buffer.byteLength(r.text);
   }
-  const u = h.gw.ref.rt.usage.totals(id);
+  const u = h.gw.usage.totals(id);
   t.equal(u.calls, 6, 'two singles and a batch of four');
   t.equal(u.errors, 3, 'the unknown method (node error), alone and in the batch, and the invalid element');
   t.equal(u.bytesIn, bytesIn);
   t.equal(u.bytesOut, bytesOut);
-  t.equal(h.gw.ref.rt.usage.totals(h.gw.tokens.find(TOKEN2)!.id).calls, 0, 'other tokens untouched');
-  const cells = h.gw.ref.rt.usage.drain();
+  t.equal(h.gw.usage.totals(h.gw.tokens.find(TOKEN2)!.id).calls, 0, 'other tokens untouched');
+  const cells = h.gw.usage.drain();
   t.ok(cells.some((c) => c.method === 'getSlot' && c.calls === 2), 'per method');
   t.ok(cells.some((c) => c.method === 'nope' && c.calls === 2 && c.errors === 2), "the batch element's node error is its method's");
-  t.equal(h.gw.ref.rt.usage.totals(id).calls, 0, 'drained');
+  t.equal(h.gw.usage.totals(id).calls, 0, 'drained');
 });
 
 t.test('WebSocket: every client call is a call, pings are not; notifications count as bytes out', async (t) => {
@@ -48,7 +48,7 @@ t.test('WebSocket: every client call is a call, pings are not; notifications cou
   await c.next((f) => f.id === 2);
   c.close();
   await c.waitClosed();
-  const u = h.gw.ref.rt.usage.totals(id);
+  const u = h.gw.usage.totals(id);
   t.equal(u.calls, 3, 'three client calls (the ping is no call)');
   t.equal(u.errors, 1, 'the unparsable one');
   t.equal(u.bytesIn, frames.reduce((a, f) => a + Buffer.byteLength(f), 0));
@@ -69,7 +69,7 @@ t.test('WebSocket: refused subscribes and unsubscribes, and a batch with a node 
   await c.next((f) => f.id === 3 && f.error !== undefined);
   c.send('[{"jsonrpc":"2.0","id":4,"method":"getSlot"},{"jsonrpc":"2.0","id":5,"method":"nope"}]');
   await c.next((f) => Array.isArray(f));
-  const byMethod = new Map(h.gw.ref.rt.usage.drain().map((u) => [u.method, u]));
+  const byMethod = new Map(h.gw.usage.drain().map((u) => [u.method, u]));
   t.match(byMethod.get('slotSubscribe'), { tokenId: id, calls: 2, errors: 1 });
   t.match(byMethod.get('slotUnsubscribe'), { calls: 1, errors: 1 });
   t.match(byMethod.get('getSlot'), { calls: 1, errors: 0 });

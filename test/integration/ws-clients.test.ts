@@ -35,6 +35,6 @@ t.test('web3.js v1 and kit through the gateway', async (t) => {
   await t.test('kit slotNotifications', (t) => checkKitSlotNotifications(ws, http, t));
   await t.test('kit root and account notifications', (t) => checkKitRootAndAccount(ws, t));
   // Clients that left took their subscriptions with them.
-  await eventually('the hub to hold no subscription', () => h.gw.hub.sharedCount === 0, 5000, 50);
-  t.equal(h.gw.hub.sharedCount, 0, 'no subscription left behind');
+  await eventually('the hub to hold no subscription', () => h.gw.ws().sharedSubscriptions === 0, 5000, 50);
+  t.equal(h.gw.ws().sharedSubscriptions, 0, 'no subscription left behind');
 });

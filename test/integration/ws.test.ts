@@ -43,7 +43,7 @@ t.test('token checked before the upgrade: 401 / 403, socket closed', async (t) =
     t.match(r.status, new RegExp(`^HTTP/1.1 ${status}`), `${path} → ${status}`);
     t.ok(r.closed, 'no socket left open');
   }
-  t.equal(h.gw.wsStats.connections, 0);
+  t.equal(h.gw.ws().connections, 0);
   for (const path of [`/api-token/${TOKEN}/`, `/api-token/${TOKEN}`, `/api-key/${TOKEN}`]) {
     const c = await openWs(wsBase(h.url) + path);
     c.send({ jsonrpc: '2.0', id: 1, method: 'getIdentity' });
@@ -71,7 +71,7 @@ t.test('identical subscriptions share one upstream subscription; each client has
   // The last client to leave cancels upstream.
   for (const c of clients) c.close();
   await eventually('upstream unsubscribe', () => slotSubs(h) === 0);
-  t.equal(h.gw.hub.sharedCount, 0);
+  t.equal(h.gw.ws().sharedSubscriptions, 0);
 });
 
 t.test('unsubscribe touches only the caller’s ids', async (t) => {
@@ -173,14 +173,14 @@ t.test('subscription frames are read from the one-pass analysis: escapes, whites
   b.ws.addEventListener('message', (ev) => raw.push(ev.data as string));
   await eventually('second client answered', () => raw.some((r) => r.includes('12345678901234567890')));
   t.match(raw.find((r) => r.includes('12345678901234567890')), /"result":\d+,"id":12345678901234567890\}$/, 'subscribed, the id bytes as sent');
-  t.equal(h.gw.hub.sharedCount, 1, 'both share one upstream subscription');
+  t.equal(h.gw.hub!.sharedCount, 1, 'both share one upstream subscription');
   b.send({ jsonrpc: '2.0', id: 'dup', method: 'accountSubscribe', params: [key, { encoding: 'base64', commitment: 'confirmed' }] });
   t.match(await b.next((f) => f.id === 'dup'), { error: { code: 7702 } }, 'the same subscription again on one connection: 7702');
   b.send({ jsonrpc: '2.0', id: 'bad', method: 'slotSubscribe', params: 5 });
   t.match(await b.next((f) => f.id === 'bad'), { error: { code: -32600 } }, 'params neither array nor object: invalid request');
   a.send(`{"jsonrpc":"2.0","id":"u1","method":"accountUnsubscribe","params":[${subA}]}`);
   t.same((await a.next((f) => f.id === 'u1')).result, true, 'unsubscribed by the id it got');
-  t.equal(h.gw.hub.sharedCount, 1, 'the other client keeps the shared subscription');
+  t.equal(h.gw.hub!.sharedCount, 1, 'the other client keeps the shared subscription');
 });
 
 t.test('bad frames: binary 1003, invalid JSON -32700, oversize closed, 10,000 subscribe attempts bounded by 7703', async (t) => {
@@ -244,8 +244,8 @@ t.test('a client that does not read is closed; others are not slowed down', asyn
   for (let i = 0; i < 400; i++) slow.sendText(`{"jsonrpc":"2.0","id":${i},"method":"getMultipleAccounts","params":[${keys}]}`);
   const fine = await openWs(`${wsBase(h.url)}/api-token/${TOKEN}/`);
   t.teardown(() => fine.close());
-  await eventually('the slow client to be closed', () => h.gw.wsStats.connections === 1, 15_000);
-  t.equal(h.gw.wsStats.connections, 1, 'only the reading client is left');
+  await eventually('the slow client to be closed', () => h.gw.ws().connections === 1, 15_000);
+  t.equal(h.gw.ws().connections, 1, 'only the reading client is left');
   fine.send({ jsonrpc: '2.0', id: 'x', method: 'getSlot' });
   t.type((await fine.next((f) => f.id === 'x')).result, 'number', 'the reading client is served');
 });

@@ -16,7 +16,7 @@
 
 import net from 'node:net';
 import { F_CONNECT, type AttemptSink, type UpstreamClient } from '../transport.js';
-import { Connection, type ConnectionOwner, type Target } from './connection.js';
+import { Connection, COPY_LIMIT, type ConnectionOwner, type Target } from './connection.js';
 import { flushThisTurn } from './flush.js';
 
 export interface Http1Options {
@@ -72,6 +72,11 @@ export class Http1Pool implements UpstreamClient, ConnectionOwner {
     const sweepMs = Math.max(250, Math.floor(opts.idleMs / 4));
     this.sweeper = setInterval(() => this.sweep(), sweepMs);
     this.sweeper.unref();
+  }
+
+  /** Bodies up to COPY_LIMIT are copied into the write; larger ones are written by reference. */
+  keepsBody(size: number): boolean {
+    return size > COPY_LIMIT;
   }
 
   /** Open connections (for tests and the admin view). */

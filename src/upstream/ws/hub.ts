@@ -110,10 +110,15 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
 
   constructor(
     private readonly pool: NodeSource<N>,
-    private readonly opts: HubOptions,
+    private opts: HubOptions,
     private readonly log: Logger,
     private readonly openSocket: OpenSocket<N>,
   ) {}
+
+  /** A reload: new subscriptions follow `next`; those held keep their upstream subscription. */
+  reconfigure(next: HubOptions): void {
+    this.opts = next;
+  }
 
   /** Upstream subscriptions held now, per node id (the figure the issue asks to measure). */
   upstreamSubscriptions(): Record<string, number> {

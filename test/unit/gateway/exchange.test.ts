@@ -4,14 +4,14 @@
 import t from 'tap';
 import { Exchange } from '../../../src/gateway/exchange.js';
 import { MODE_DEFAULT, MODE_KEY, MODE_NODE } from '../../../src/gateway/headers.js';
-import type { Runtime } from '../../../src/gateway/runtime.js';
+import type { Serving } from '../../../src/gateway/serving.js';
 import { F_CONNECT } from '../../../src/upstream/transport.js';
 import { eventually } from '../../helpers/eventually.js';
-import { FakeResponder, testRuntime, TOKEN, type Answer } from '../../helpers/fake-gateway.js';
+import { FakeResponder, testServing, TOKEN, type Answer } from '../../helpers/fake-gateway.js';
 import { echoAnswer, FakeRouter } from '../../helpers/fake-upstream.js';
 
 interface Setup {
-  rt: Runtime;
+  rt: Serving;
   router: FakeRouter;
   idle: { count: number };
 }
@@ -20,9 +20,9 @@ interface Setup {
 function setup(config: Record<string, unknown> = {}, nodes = 2, manual = false): Setup {
   const router = new FakeRouter(nodes);
   if (!manual) for (const n of router.nodes) n.client.auto = echoAnswer;
-  const rt = testRuntime(router, config);
+  const rt = testServing(router, config);
   const idle = { count: 0 };
-  rt.onIdle = () => idle.count++;
+  rt.state.onIdle = () => idle.count++;
   return { rt, router, idle };
 }
 
@@ -44,14 +44,14 @@ function batch(methods: string[], ids: unknown[] = methods.map((_, i) => `c${i}`
 t.test('single call: the node bytes answered as they came, the node named, out of flight once answered', async (t) => {
   const s = setup();
   const { responder } = send(s, '{"jsonrpc":"2.0","id":"x-1","method":"getSlot"}');
-  t.equal(s.rt.inflight, 1, 'in flight while the node works');
+  t.equal(s.rt.state.inflight, 1, 'in flight while the node works');
   const a = await answerOf(responder);
   t.same(a, { status: '200 OK', body: '{"jsonrpc":"2.0","id":"x-1","result":"getSlot"}', nodeIds: 'n0', close: false, retryAfter: '' });
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
   t.equal(s.idle.count, 1);
   t.same(s.router.slots, [-1], 'default routing');
   t.equal(responder.ipReads, 0, 'the client IP is not needed');
-  t.same(s.rt.usage.totals(TOKEN.id), { calls: 1, errors: 0, bytesIn: 47, bytesOut: 47 });
+  t.same(s.rt.services.usage.totals(TOKEN.id), { calls: 1, errors: 0, bytesIn: 47, bytesOut: 47 });
 });
 
 t.test('a notification gets an empty answer', async (t) => {
@@ -70,7 +70,7 @@ t.test('unreadable bodies are answered by the gateway without a call', async (t)
   t.equal(a.status, '200 OK');
   t.match(JSON.parse(a.body), { error: { code: -32700 }, id: null });
   t.equal(s.router.attempts().length, 0);
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
 });
 
 t.test('default routing splits a batch into sub-batches of routing.upstreamBatch, answered in request order', async (t) => {
@@ -102,8 +102,8 @@ t.test('default routing splits a batch into sub-batches of routing.upstreamBatch
   );
   t.equal(a.nodeIds, 'n0', 'each node named once');
   t.same(s.router.slots, [-1, -1, -1]);
-  t.equal(s.rt.inflight, 0);
-  const cells = s.rt.usage.drain();
+  t.equal(s.rt.state.inflight, 0);
+  const cells = s.rt.services.usage.drain();
   t.equal(cells.find((c) => c.method === 'getSlot')?.calls, 2, 'each element is a call');
 });
 
@@ -160,7 +160,7 @@ t.test('7429 from a rate limit: Retry-After, the scope and the request id; nothi
   t.match(body, { error: { code: 7429, data: { scope: 'token' } }, id: 'r3' });
   t.ok(body.error.data.retryAfterMs > 0 && body.error.data.retryAfterMs <= 1000);
   t.equal(s.router.attempts().length, 2);
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
 
   const hot = setup({ affinity: { keyRate: 4, keyBurst: 1 } });
   const first = send(hot, batch(['getSlot']), MODE_KEY, 'k');
@@ -177,7 +177,7 @@ t.test('7701: a batch over limits.maxBatch is refused whole', async (t) => {
   t.equal(a.status, '413 Payload Too Large');
   t.match(JSON.parse(a.body), { error: { code: 7701, data: { maxBatch: 2 } }, id: null });
   t.equal(s.router.attempts().length, 0);
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
 });
 
 t.test('a failed call: its gateway error with the request id; node names hidden when exposeNode is off', async (t) => {
@@ -188,7 +188,7 @@ t.test('a failed call: its gateway error with the request id; node names hidden 
   t.equal(a.status, '502 Bad Gateway');
   t.same(JSON.parse(a.body).error.data, { attempts: 1, reason: 'n0: HTTP 500' });
   t.match(JSON.parse(a.body), { id: 9 });
-  t.same(s.rt.usage.totals(TOKEN.id).errors, 1);
+  t.same(s.rt.services.usage.totals(TOKEN.id).errors, 1);
 
   const hidden = setup({ exposeNode: false }, 1, true);
   const h = send(hidden, '{"jsonrpc":"2.0","id":9,"method":"getSlot"}');
@@ -205,14 +205,14 @@ t.test('an aborted request leaves the in-flight count exactly once, when its cal
   const s = setup({ routing: { upstreamBatch: 1 } }, 2, true);
   const single = send(s, '{"jsonrpc":"2.0","id":1,"method":"getSlot"}');
   single.ex.abort();
-  t.equal(s.rt.inflight, 1, 'the call still runs');
+  t.equal(s.rt.state.inflight, 1, 'the call still runs');
   single.ex.abort();
-  t.equal(s.rt.inflight, 1);
+  t.equal(s.rt.state.inflight, 1);
   s.router.attempts()[0]!.answered(200, Buffer.from('{"jsonrpc":"2.0","id":1,"result":1}'));
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
   t.equal(s.idle.count, 1);
   single.ex.abort();
-  t.equal(s.rt.inflight, 0, 'not counted out twice');
+  t.equal(s.rt.state.inflight, 0, 'not counted out twice');
   t.same(single.responder.answers, [], 'nothing answered to a client that left');
 
   const b = send(s, batch(['getSlot', 'getBalance', 'getHealth']));
@@ -221,20 +221,20 @@ t.test('an aborted request leaves the in-flight count exactly once, when its cal
   b.ex.abort();
   open[0]!.answered(200, Buffer.from('[{"jsonrpc":"2.0","id":0,"result":1}]'));
   open[1]!.answered(200, Buffer.from('[{"jsonrpc":"2.0","id":1,"result":1}]'));
-  t.equal(s.rt.inflight, 1, 'one sub-batch still out');
+  t.equal(s.rt.state.inflight, 1, 'one sub-batch still out');
   open[2]!.failed(F_CONNECT, 'ECONNREFUSED');
-  t.equal(s.rt.inflight, 1, 'retried on another node: still out');
+  t.equal(s.rt.state.inflight, 1, 'retried on another node: still out');
   s.router.attempts().find((a) => !a.done)!.answered(200, Buffer.from('[{"jsonrpc":"2.0","id":2,"result":1}]'));
-  await eventually('the last sub-batch', () => s.rt.inflight === 0);
+  await eventually('the last sub-batch', () => s.rt.state.inflight === 0);
   t.equal(s.idle.count, 2);
   t.same(b.responder.answers, []);
 
   // The client may leave before its body is complete (the HTTP side then never calls start()).
   const early = new Exchange(s.rt, TOKEN, new FakeResponder(), MODE_DEFAULT, '');
-  t.equal(s.rt.inflight, 1);
+  t.equal(s.rt.state.inflight, 1);
   early.abort();
   early.abort();
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
   t.equal(s.idle.count, 3);
 });
 
@@ -244,9 +244,9 @@ t.test('a body that outgrew limits.maxBodyBytes while streaming: 413 and the con
   const ex = new Exchange(s.rt, TOKEN, responder, MODE_DEFAULT, '');
   ex.bodyTooLarge(4096);
   t.same(responder.answers[0], { status: '413 Payload Too Large', body: responder.answers[0]!.body, nodeIds: '', close: true, retryAfter: '' });
-  t.match(JSON.parse(responder.answers[0]!.body), { error: { code: 7413, data: { maxBodyBytes: s.rt.maxBodyBytes } } });
-  t.equal(s.rt.inflight, 0);
-  t.same(s.rt.usage.totals(TOKEN.id).bytesIn, 4096, 'the bytes received are booked');
+  t.match(JSON.parse(responder.answers[0]!.body), { error: { code: 7413, data: { maxBodyBytes: s.rt.settings.maxBodyBytes } } });
+  t.equal(s.rt.state.inflight, 0);
+  t.same(s.rt.services.usage.totals(TOKEN.id).bytesIn, 4096, 'the bytes received are booked');
 });
 
 /** Keeps the answer's body as it was handed over (a Buffer stays the same object). */
@@ -273,7 +273,7 @@ t.test('ids kept: the client body goes upstream as it is and the node answer com
   await answerOf(responder);
   t.equal(responder.raw, reply, "the node's answer object itself");
   t.equal(responder.answers[0]!.nodeIds, 'n0');
-  const cells = s.rt.usage.drain();
+  const cells = s.rt.services.usage.drain();
   t.equal(cells.find((c) => c.method === 'getBalance')?.calls, 1, 'usage per method');
   t.equal(cells.find((c) => c.method === 'getSlot')?.calls, 1);
 });
@@ -294,7 +294,7 @@ t.test('ids kept, default routing: sub-batches are ranges of the client bytes; a
   attempts[1]!.answered(200, Buffer.from('[' + el('12') + ',' + el('"d"') + ']'));
   const a = await answerOf(responder);
   t.equal(a.body, '[' + ids.map(el).join(',') + ']', 'request order, bytes exact');
-  t.equal(s.rt.inflight, 0);
+  t.equal(s.rt.state.inflight, 0);
 });
 
 t.test('duplicate ids, notifications and invalid elements keep the position path', async (t) => {

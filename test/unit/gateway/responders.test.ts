@@ -6,25 +6,25 @@ import { Exchange } from '../../../src/gateway/exchange.js';
 import { MODE_DEFAULT, MODE_KEY } from '../../../src/gateway/headers.js';
 import { HttpResponder } from '../../../src/gateway/http-responder.js';
 import type { Responder } from '../../../src/gateway/responder.js';
-import type { Runtime } from '../../../src/gateway/runtime.js';
+import type { Serving } from '../../../src/gateway/serving.js';
 import { WsResponder } from '../../../src/gateway/ws-responder.js';
 import { eventually } from '../../helpers/eventually.js';
-import { testRuntime, TOKEN } from '../../helpers/fake-gateway.js';
+import { testServing, TOKEN } from '../../helpers/fake-gateway.js';
 import { echoAnswer, FakeRouter } from '../../helpers/fake-upstream.js';
 import { FakeResponse } from '../../helpers/fake-uws.js';
 
 const CALL = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 const ANSWER = '{"jsonrpc":"2.0","id":1,"result":"getSlot"}';
 
-function runtime(config: Record<string, unknown> = {}, manual = false): { rt: Runtime; router: FakeRouter } {
+function runtime(config: Record<string, unknown> = {}, manual = false): { rt: Serving; router: FakeRouter } {
   const router = new FakeRouter(1);
   if (!manual) router.nodes[0]!.client.auto = echoAnswer;
-  return { rt: testRuntime(router, config), router };
+  return { rt: testServing(router, config), router };
 }
 
 /** What the HTTP listener does once the headers passed (by default with the origin it gives when CORS allows any: '*'). */
-function receive(rt: Runtime, res: FakeResponse, opts: { cors?: string; expected?: number; xff?: string; mode?: number } = {}): HttpResponder {
-  const http = new HttpResponder(res.asUws(), rt, opts.cors ?? (rt.corsAny ? '*' : ''), opts.expected ?? -1, opts.xff ?? '');
+function receive(rt: Serving, res: FakeResponse, opts: { cors?: string; expected?: number; xff?: string; mode?: number } = {}): HttpResponder {
+  const http = new HttpResponder(res.asUws(), rt, opts.cors ?? (rt.settings.corsAny ? '*' : ''), opts.expected ?? -1, opts.xff ?? '');
   http.receive(new Exchange(rt, TOKEN, http, opts.mode ?? MODE_DEFAULT, ''));
   return http;
 }
@@ -57,12 +57,12 @@ t.test('the common answer: status as bytes, every header line in one prebuilt va
   res.stream(CALL, 1000);
   const end = await ended(res);
   t.equal(res.status, '200 OK');
-  t.same(res.headers, [['content-type', rt.heads.get('n0').toString()]]);
+  t.same(res.headers, [['content-type', rt.settings.heads.get('n0').toString()]]);
   t.match(res.headers[0]![1], /^application\/json\r\naccess-control-allow-origin: \*\r\n.*\r\nX-Service-Node: n0$/);
   t.same(end, { body: ANSWER, close: false });
   t.equal(res.corks, 1);
   t.equal(res.writesOutsideCork, 0);
-  t.equal(rt.inflight, 0);
+  t.equal(rt.state.inflight, 0);
 });
 
 t.test('a listed CORS origin, a Retry-After or a draining gateway: the header lines one by one', async (t) => {
@@ -96,7 +96,7 @@ t.test('a listed CORS origin, a Retry-After or a draining gateway: the header li
   ]);
   await ended(first);
 
-  rt.draining = true;
+  rt.state.draining = true;
   const late = new FakeResponse();
   receive(rt, late);
   late.stream(CALL, 1000);
@@ -112,13 +112,13 @@ t.test('a body outgrowing its Content-Length or limits.maxBodyBytes: 413, closed
   t.equal(res.ended!.close, true);
   t.match(JSON.parse(res.ended!.body), { error: { code: 7413, data: { maxBodyBytes: 1024 } } });
   t.equal(router.attempts().length, 0);
-  t.equal(rt.inflight, 0);
+  t.equal(rt.state.inflight, 0);
 
   const chunked = new FakeResponse();
   receive(rt, chunked);
   chunked.stream('[' + ' '.repeat(2000) + ']', 512);
   t.equal(chunked.status, '413 Payload Too Large');
-  t.same(rt.usage.totals(TOKEN.id).bytesIn, 8 + 1024, 'the bytes accepted before each refusal');
+  t.same(rt.services.usage.totals(TOKEN.id).bytesIn, 8 + 1024, 'the bytes accepted before each refusal');
 });
 
 t.test('aborted: nothing is written, the request leaves flight when its call returns', async (t) => {
@@ -127,9 +127,9 @@ t.test('aborted: nothing is written, the request leaves flight when its call ret
   receive(rt, res);
   res.stream(CALL, 1000);
   res.aborted!();
-  t.equal(rt.inflight, 1);
+  t.equal(rt.state.inflight, 1);
   router.nodes[0]!.client.open()[0]!.answered(200, Buffer.from(ANSWER));
-  t.equal(rt.inflight, 0);
+  t.equal(rt.state.inflight, 0);
   t.equal(res.corks, 0);
   t.equal(res.ended, null);
 });
@@ -166,5 +166,5 @@ t.test('WebSocket: the body goes back on the socket, nothing for a notification;
   new Exchange(rt, TOKEN, conn, MODE_DEFAULT, '').start(Buffer.from(CALL));
   await eventually('the answer on the socket', () => frames.length === 1);
   t.same(frames, [ANSWER]);
-  t.equal(rt.inflight, 0);
+  t.equal(rt.state.inflight, 0);
 });

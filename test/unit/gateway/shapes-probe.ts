@@ -4,14 +4,15 @@
 // (a small integer one time, a double or an object another), splits the map and makes the hot
 // path's property accesses polymorphic.
 
+import { resolveConfig } from '../../../src/config/load.js';
 import { Exchange } from '../../../src/gateway/exchange.js';
 import { MODE_DEFAULT, MODE_NODE } from '../../../src/gateway/headers.js';
 import { HttpResponder } from '../../../src/gateway/http-responder.js';
-import type { Runtime } from '../../../src/gateway/runtime.js';
+import type { Serving } from '../../../src/gateway/serving.js';
 import { WsResponder } from '../../../src/gateway/ws-responder.js';
 import { F_OTHER, type AttemptSink } from '../../../src/upstream/transport.js';
 import { eventually } from '../../helpers/eventually.js';
-import { testRuntime, TOKEN } from '../../helpers/fake-gateway.js';
+import { testServing, TOKEN } from '../../helpers/fake-gateway.js';
 import { echoAnswer, FakeRouter } from '../../helpers/fake-upstream.js';
 import { FakeResponse } from '../../helpers/fake-uws.js';
 
@@ -30,14 +31,14 @@ const seen: Seen[] = [];
 const see = (kind: string, path: string, obj: object): void => void seen.push({ kind, path, obj });
 
 interface World {
-  rt: Runtime;
+  rt: Serving;
   router: FakeRouter;
 }
 
 function world(config: Record<string, unknown> = {}, nodes = 2, auto = true): World {
   const router = new FakeRouter(nodes);
   if (auto) for (const n of router.nodes) n.client.auto = echoAnswer;
-  return { rt: testRuntime(router, { routing: { upstreamBatch: 1 }, ...config }), router };
+  return { rt: testServing(router, { routing: { upstreamBatch: 1 }, ...config }), router };
 }
 
 /** An HTTP request as the listener makes it; the body streamed in `chunk`-byte pieces. */
@@ -120,8 +121,22 @@ async function main(): Promise<void> {
   http(gone, 'aborted mid-call', CALL, { abort: true });
   gone.router.nodes[0]!.client.open()[0]!.answered(200, Buffer.from('{"jsonrpc":"2.0","id":1,"result":1}'));
 
+  // The request path's long-lived objects: every configuration generation's settings (a
+  // reload swaps them) and every data plane's state, services and serving keep one map too.
+  const worlds = [ok, none, limited, failing, slow, gone];
+  for (const [i, w] of worlds.entries()) {
+    see('Settings', `world ${i}`, w.rt.settings);
+    see('RequestState', `world ${i}`, w.rt.state);
+    see('Services', `world ${i}`, w.rt.services);
+    see('Serving', `world ${i}`, w.rt);
+  }
+  ok.rt.reconfigure(resolveConfig({ nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }], cors: { origins: ['https://a.example'] }, limits: { methodTimeoutMs: { getBlock: 9000 } }, rateLimits: { token: { rate: 5, burst: 5 } } }));
+  see('Settings', 'reloaded', ok.rt.settings);
+  see('Serving', 'reloaded', ok.rt);
+  answered.push(http(ok, 'after a reload', CALL));
+
   await eventually('every answer', () => answered.every((r) => r.ended !== null));
-  for (const w of [ok, none, limited, failing, slow, gone]) await eventually('in-flight back to 0', () => w.rt.inflight === 0);
+  for (const w of worlds) await eventually('in-flight back to 0', () => w.rt.state.inflight === 0);
 
   const first = new Map<string, Seen>();
   const checks: { kind: string; path: string; vs: string; same: boolean }[] = [];

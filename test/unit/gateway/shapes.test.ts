@@ -10,10 +10,10 @@ import t from 'tap';
 
 const PROBE = fileURLToPath(new URL('./shapes-probe.js', import.meta.url));
 
-t.test('Exchange, its responders, UpstreamCall and Attempt each keep one map', async (t) => {
+t.test('Exchange, its responders, UpstreamCall, Attempt and the serving objects each keep one map', async (t) => {
   const { stdout } = await promisify(execFile)(process.execPath, ['--allow-natives-syntax', PROBE], { timeout: 60_000 });
   const checks = JSON.parse(stdout) as { kind: string; path: string; vs: string; same: boolean }[];
-  for (const kind of ['Exchange', 'HttpResponder', 'WsResponder', 'UpstreamCall', 'Attempt']) {
+  for (const kind of ['Exchange', 'HttpResponder', 'WsResponder', 'UpstreamCall', 'Attempt', 'Settings', 'RequestState', 'Services', 'Serving']) {
     t.ok(
       checks.some((c) => c.kind === kind),
       `${kind} instances compared`,

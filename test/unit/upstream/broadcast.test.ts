@@ -20,7 +20,8 @@ class Owner implements CallOwner {
 
 function broadcast(router: FakeRouter, fanout = 3) {
   const owner = new Owner();
-  const call = new UpstreamCall(owner, router, { body: BODY, method: 'sendTransaction', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 10_000, from: 0, to: 0, fanout });
+  const reach = { fanoutFor: () => fanout, hedgeFor: () => null, events: { callEvent: () => {} } };
+  const call = new UpstreamCall(owner, router, BODY, 'sendTransaction', -1, 10_000, true, true, 0, 0, reach);
   call.start();
   const at = (i: number): AttemptSink => router.nodes[i]!.client.attempts.at(-1)!;
   return { call, owner, at };

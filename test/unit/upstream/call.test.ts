@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { Errors } from '../../../src/errors.js';
-import { UpstreamCall, type CallOwner, type CallSpec } from '../../../src/upstream/call.js';
+import { UpstreamCall, type CallOwner } from '../../../src/upstream/call.js';
 import { F_CONNECT, F_OTHER } from '../../../src/upstream/transport.js';
 import { eventually } from '../../helpers/eventually.js';
 import { FakeRouter } from '../../helpers/fake-upstream.js';
@@ -18,9 +18,20 @@ class Owner implements CallOwner {
   }
 }
 
-function startCall(router: FakeRouter, spec: Partial<CallSpec> = {}): { call: UpstreamCall; owner: Owner } {
+interface Spec {
+  method: string;
+  retrySafe: boolean;
+  expectsAnswer: boolean;
+  slot: number;
+  timeoutMs: number;
+  from: number;
+  to: number;
+}
+
+function startCall(router: FakeRouter, spec: Partial<Spec> = {}): { call: UpstreamCall; owner: Owner } {
   const owner = new Owner();
-  const call = new UpstreamCall(owner, router, { body: BODY, method: 'getSlot', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 10_000, from: 0, to: 0, ...spec });
+  const s: Spec = { method: 'getSlot', retrySafe: true, expectsAnswer: true, slot: -1, timeoutMs: 10_000, from: 0, to: 0, ...spec };
+  const call = new UpstreamCall(owner, router, BODY, s.method, s.slot, s.timeoutMs, s.retrySafe, s.expectsAnswer, s.from, s.to, null);
   call.start();
   return { call, owner };
 }

@@ -28,7 +28,7 @@ class Events {
 function hedgedCall(router: FakeRouter, plan: HedgePlan, slot = -1) {
   const owner = new Owner();
   const events = new Events();
-  const call = new UpstreamCall(owner, router, { body: BODY, method: 'getBalance', retrySafe: true, expectsAnswer: true, slot, timeoutMs: 10_000, from: 0, to: 0, hedge: plan, events });
+  const call = new UpstreamCall(owner, router, BODY, 'getBalance', slot, 10_000, true, true, 0, 0, { fanoutFor: () => 1, hedgeFor: () => plan, events });
   call.start();
   return { call, owner, events };
 }

@@ -1,15 +1,18 @@
-// ConsumptionTally (src/shared/consumption-tally.ts) and the limiter's side of shared limits
-// (src/gateway/limits.ts): passing takes are tallied per bucket, refused ones are not; the
+// ConsumptionTally (src/limits/consumption-tally.ts) and the limiter's side of shared limits
+// (src/limits/limiter.ts): passing takes are tallied per bucket, refused ones are not; the
 // tally is bounded; debits take even below zero, in BucketTable, SharedBucketTable and through
 // RateLimiter in both modes, and the debt refills at the rate.
 
 import t from 'tap';
+import { PASS, refusalWaitMs } from '../../../src/limits/verdict.js';
+
+let last = PASS;
 import { resolveConfig } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
-import { createLimitBuffers, RateLimiter } from '../../../src/gateway/limits.js';
-import { BucketTable } from '../../../src/routing/bucket-table.js';
-import { SharedBucketTable } from '../../../src/routing/shared-bucket-table.js';
-import { ConsumptionTally, type Consumed } from '../../../src/shared/consumption-tally.js';
+import { createLimitBuffers, RateLimiter } from '../../../src/limits/limiter.js';
+import { BucketTable } from '../../../src/limits/bucket-table.js';
+import { SharedBucketTable } from '../../../src/limits/shared-bucket-table.js';
+import { ConsumptionTally, type Consumed } from '../../../src/limits/consumption-tally.js';
 
 function config(): Config {
   return resolveConfig({
@@ -86,11 +89,11 @@ t.test('RateLimiter tallies passing takes only, and debits every table, inline a
     const tally = new ConsumptionTally(100);
     limiter.tally = tally;
     const now = 5000;
-    t.ok(limiter.allowKey('key1', false, 15, now));
-    t.notOk(limiter.allowKey('key1', false, 10, now), `${mode}: over the burst`);
-    t.ok(limiter.allowKey('1.2.3.4', true, 2, now));
-    t.ok(limiter.allowToken('tok', 3, now));
-    t.ok(limiter.allowMethods('tok', ['getSlot', 'getSlot', 'getBalance'], now));
+    t.equal(limiter.takeKey('key1', false, 15, now), PASS);
+    t.not((last = limiter.takeKey('key1', false, 10, now)), PASS, `${mode}: over the burst`);
+    t.equal(limiter.takeKey('1.2.3.4', true, 2, now), PASS);
+    t.equal(limiter.takeToken('tok', 3, now), PASS);
+    t.equal(limiter.takeMethods('tok', ['getSlot', 'getSlot', 'getBalance'], now), PASS);
     t.same(sorted(tally.drain()), [
       ['i', '1.2.3.4', 2],
       ['k', 'key1', 15],
@@ -99,18 +102,18 @@ t.test('RateLimiter tallies passing takes only, and debits every table, inline a
     ], `${mode}: what passed, per bucket`);
 
     limiter.debit('k', 'key1', 10, now);
-    t.notOk(limiter.allowKey('key1', false, 1, now), `${mode}: key debited below zero`);
-    t.equal(limiter.retryAfterMs, 600, `${mode}: 5 tokens of debt + 1 at 10/s`);
+    t.not((last = limiter.takeKey('key1', false, 1, now)), PASS, `${mode}: key debited below zero`);
+    t.equal(refusalWaitMs(last), 600, `${mode}: 5 tokens of debt + 1 at 10/s`);
     limiter.debit('i', '1.2.3.4', 18, now);
-    t.notOk(limiter.allowKey('1.2.3.4', true, 1, now), `${mode}: IP debited`);
-    t.ok(limiter.allowKey('1.2.3.4', false, 20, now), `${mode}: the same string as an explicit key is another bucket`);
+    t.not((last = limiter.takeKey('1.2.3.4', true, 1, now)), PASS, `${mode}: IP debited`);
+    t.equal(limiter.takeKey('1.2.3.4', false, 20, now), PASS, `${mode}: the same string as an explicit key is another bucket`);
     limiter.debit('t', 'tok', 17, now);
-    t.notOk(limiter.allowToken('tok', 1, now), `${mode}: token debited`);
+    t.not((last = limiter.takeToken('tok', 1, now)), PASS, `${mode}: token debited`);
     limiter.debit('m:getSlot', 'tok', 18, now);
-    t.notOk(limiter.allowMethods('tok', 'getSlot', now), `${mode}: method debited`);
+    t.not((last = limiter.takeMethods('tok', 'getSlot', now)), PASS, `${mode}: method debited`);
     limiter.debit('m:getBalance', 'tok', 100, now);
     limiter.debit('?', 'tok', 100, now);
-    t.ok(limiter.allowMethods('tok', 'getBalance', now), `${mode}: a table the config lacks is skipped`);
+    t.equal(limiter.takeMethods('tok', 'getBalance', now), PASS, `${mode}: a table the config lacks is skipped`);
     const shape = limiter.shapeOf('m:getSlot');
     t.same([shape?.rate, shape?.burst], [10, 20], `${mode}: a table's rate and burst`);
     t.equal(limiter.shapeOf('m:getBalance'), null);

@@ -1,10 +1,10 @@
-// SharedBucketTable across threads (src/routing/shared-bucket-table.ts): worker threads
+// SharedBucketTable across threads (src/limits/shared-bucket-table.ts): worker threads
 // attached to one table, each taking as fast as it can, are held to one bucket per key for the
 // whole process: burst + rate x elapsed allowed in all, not that per thread.
 
 import { Worker } from 'node:worker_threads';
 import t from 'tap';
-import { SharedBucketTable } from '../../../src/routing/shared-bucket-table.js';
+import { SharedBucketTable } from '../../../src/limits/shared-bucket-table.js';
 import type { HammerJob, HammerReport } from '../../helpers/bucket-hammer.js';
 
 const HAMMER = new URL('../../helpers/bucket-hammer.js', import.meta.url);

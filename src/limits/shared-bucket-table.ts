@@ -25,6 +25,8 @@
 // until the unused copy ages out. That is no worse than an eviction and spares every miss a
 // second scan.
 
+import { avalanche, M1, randomSeed, stepA, stepB } from './key-hash.js';
+
 const EMPTY = 0;
 const LOCKED = 1;
 const READY = 2;
@@ -58,32 +60,6 @@ const H_SLOTS = 1;
 const H_SEED1 = 2;
 const H_SEED2 = 3;
 const H_EPOCH = 2;
-
-const M1 = 0x9e3779b1;
-const M2 = 0x85ebca77;
-
-function randomSeed(): number {
-  return (Math.random() * 0x1_0000_0000) | 0;
-}
-
-// The two hash lanes have different shapes (multiply-rotate, multiply-xorshift), so a pair of
-// keys that collides in one is not thereby likely to collide in the other.
-function stepA(a: number, c: number): number {
-  a = Math.imul(a ^ c, M1);
-  return (a << 15) | (a >>> 17);
-}
-
-function stepB(b: number, c: number): number {
-  b = Math.imul(b ^ c, M2);
-  return b ^ (b >>> 13);
-}
-
-/** murmur3's finaliser: spreads every input bit over the word. */
-function avalanche(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) | 0;
-}
 
 export class SharedBucketTable {
   readonly buffer: SharedArrayBuffer;

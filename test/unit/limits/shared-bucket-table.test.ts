@@ -1,12 +1,12 @@
-// SharedBucketTable (src/routing/shared-bucket-table.ts): in one thread it answers as
+// SharedBucketTable (src/limits/shared-bucket-table.ts): in one thread it answers as
 // BucketTable does; memory is fixed at creation; idle buckets are replaced first, then the
 // oldest. The multi-thread behaviour is in shared-bucket-table-threads.test.ts.
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
-import { BucketTable } from '../../../src/routing/bucket-table.js';
-import { SharedBucketTable } from '../../../src/routing/shared-bucket-table.js';
+import { BucketTable } from '../../../src/limits/bucket-table.js';
+import { SharedBucketTable } from '../../../src/limits/shared-bucket-table.js';
 
 t.test('a bucket allows its burst, then refills at its rate', async (t) => {
   const b = SharedBucketTable.create(100, 10, 20);

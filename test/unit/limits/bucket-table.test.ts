@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BucketTable } from '../../../src/routing/bucket-table.js';
+import { BucketTable } from '../../../src/limits/bucket-table.js';
 
 t.test('a bucket allows its burst, then refills at its rate', async (t) => {
   const b = new BucketTable(100, 10, 20);

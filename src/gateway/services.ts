@@ -1,0 +1,74 @@
+// The long-lived parts the request path calls, one set per data plane (the inline one, or each
+// worker thread's): built once, they keep their state (buckets, calls in flight, connections)
+// for the process's life; a reload hands each the new configuration through its own typed
+// reconfigure().
+
+import type { Config } from '../config/schema.js';
+import type { SlotHasher } from '../limits/admission.js';
+import type { LimitBuffers, MissingLimitBuffers } from '../limits/limit-buffers.js';
+import { RateLimiter } from '../limits/limiter.js';
+import type { Logger } from '../log.js';
+import { NO_METRICS, type RequestRecorder } from '../metrics/recorder.js';
+import { UsageMeter } from '../usage/meter.js';
+import { CallPolicy } from '../upstream/call-policy.js';
+import type { Router } from '../upstream/router.js';
+import { BodyMemory } from './body-memory.js';
+import { Coalescer } from './coalesce.js';
+import type { Offload } from './offload.js';
+import type { TokenTable } from './token-table.js';
+
+export interface ServiceParts {
+  tokens: TokenTable;
+  router: Router;
+  slots: SlotHasher;
+  offload: Offload;
+  log: Logger;
+  /** Request counters (the Prometheus exporter, a worker's delta recorder, or none). */
+  metrics?: RequestRecorder;
+  /** Per-token usage; default: a new meter. */
+  usage?: UsageMeter;
+  /** Rate limits shared with other threads (RateLimiter.shared); default: this loop's own. */
+  limiter?: RateLimiter;
+}
+
+export class Services {
+  readonly tokens: TokenTable;
+  readonly router: Router;
+  readonly slots: SlotHasher;
+  readonly offload: Offload;
+  /** Where request bodies live (slab, shared or plain memory). */
+  readonly memory: BodyMemory;
+  readonly log: Logger;
+  readonly limiter: RateLimiter;
+  /** Broadcast, hedge and coalescing rules (docs/routing.md "Broadcast sends", "Hedged reads", "Coalescing"). */
+  readonly calls: CallPolicy;
+  /** Identical calls in flight, shared (this data plane's). */
+  readonly coalescer: Coalescer;
+  readonly metrics: RequestRecorder;
+  /** Per-token usage, drained by the accounts store (or a worker's report) in the background. */
+  readonly usage: UsageMeter;
+
+  constructor(config: Config, parts: ServiceParts) {
+    this.tokens = parts.tokens;
+    this.router = parts.router;
+    this.slots = parts.slots;
+    this.offload = parts.offload;
+    this.memory = new BodyMemory(parts.offload.parseThreshold);
+    this.log = parts.log;
+    this.limiter = parts.limiter ?? new RateLimiter(config);
+    this.metrics = parts.metrics ?? NO_METRICS;
+    this.calls = new CallPolicy(config.routing, this.metrics);
+    this.coalescer = new Coalescer(parts.router, this.calls.windowMs, this.metrics);
+    this.usage = parts.usage ?? new UsageMeter();
+  }
+
+  /**
+   * A reload: every service takes its part of `next` and keeps its state. `buffers` are the
+   * shared limit tables sent with the config (worker threads); the answer names those missing.
+   */
+  reconfigure(next: Config, buffers: LimitBuffers | null = null): MissingLimitBuffers | null {
+    this.calls.reconfigure(next.routing);
+    this.coalescer.reconfigure(this.calls.windowMs);
+    return this.limiter.reconfigure(next, buffers);
+  }
+}
