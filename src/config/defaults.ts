@@ -54,6 +54,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     ejectAfterFailures: 3,
     ejectBackoffMs: 1000,
     ejectBackoffMaxMs: 30000,
+    chainWatch: true,
   },
   ws: {
     maxSubscriptionsPerConnection: 100,

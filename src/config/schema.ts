@@ -237,6 +237,7 @@ export const ConfigSchema = obj({
     ejectAfterFailures: int(1),
     ejectBackoffMs: int(1),
     ejectBackoffMaxMs: int(1),
+    chainWatch: z.boolean(expected('true or false')).meta({ description: "Solana: follow each node's chain view (a slot stream and per-slot polls) for minContextSlot and blockhash-aware routing (docs/solana-routing.md \"Chain view\")" }),
   }).superRefine((h, ctx) => {
     if (h.ejectBackoffMaxMs < h.ejectBackoffMs) {
       ctx.addIssue({

@@ -73,6 +73,8 @@ export class NodePool implements Router {
   private archiveBits = 0;
   /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
   private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
+  /** health.chainWatch: off, no node is watched (and nothing is known to route by). */
+  private chainWatch: boolean;
   private waitMs: number;
   readonly waits = new CatchUpWaits();
   /** routing.methods (docs/routing.md "Label routing"); empty when none. */
@@ -108,6 +110,7 @@ export class NodePool implements Router {
     this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
+    this.chainWatch = config.health.chainWatch;
     this.fresh = config.chain === 'solana' ? new FreshRouting(new BlockhashBook(), config.routing.minContextSlotWaitMs, config.routing.blockhashWaitMs) : null;
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
@@ -135,7 +138,7 @@ export class NodePool implements Router {
     // Fresh-state routing: nodes known to be behind what the call needs count as tried.
     let behind = 0;
     // What it routes is a call (a coalescing probe carries only slot, tried and method).
-    const fc = fresh !== null && (call as Partial<FreshCall>).freshRead !== undefined ? (call as RouteRequest & FreshCall) : null;
+    const fc = fresh !== null && this.chainWatch && (call as Partial<FreshCall>).freshRead !== undefined ? (call as RouteRequest & FreshCall) : null;
     if (fc !== null) {
       if (fc.freshExpired) return this.freshest(fc);
       behind = fresh!.excluded(this.nodes, fc);
@@ -382,10 +385,11 @@ export class NodePool implements Router {
     const fresh = this.fresh;
     if (fresh === null) return;
     for (const [n, w] of this.watches) {
-      if (this.nodes.includes(n)) continue;
+      if (this.chainWatch && this.nodes.includes(n)) continue;
       w.stop();
       this.watches.delete(n);
     }
+    if (!this.chainWatch) return;
     for (const n of this.nodes) {
       if (this.watches.has(n)) continue;
       const w = new NodeChainWatch(n, n.chain, fresh.book, { pollMs: CHAIN_POLL_MS, timeoutMs: this.healthOpts.timeoutMs, stream: true }, this.log);
@@ -422,6 +426,10 @@ export class NodePool implements Router {
     if (this.fresh !== null) {
       this.fresh.minContextSlotWaitMs = config.routing.minContextSlotWaitMs;
       this.fresh.blockhashWaitMs = config.routing.blockhashWaitMs;
+    }
+    if (this.chainWatch !== h.chainWatch) {
+      this.chainWatch = h.chainWatch;
+      if (this.probes && this.hasher !== null) this.syncWatches();
     }
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);

@@ -63,6 +63,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       { token: INACTIVE, stack: 'test', active: false },
     ],
     offload: { threads: 0 },
+    // The chain watch's stream and polls would show in the nodes' own call counts that many
+    // tests assert on: the Solana routing tests turn it on.
+    health: { chainWatch: false },
     log: { level: 'silent' },
   };
   const config: Config = resolveConfig(deepMerge(base, opts.config ?? {}));

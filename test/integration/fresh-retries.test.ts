@@ -29,7 +29,7 @@ async function setup(t: Test, archive = false): Promise<{ h: Harness; a: ScriptN
       { id: 'b', url: b.url, ...(archive ? { labels: { history: 'archive' } } : {}) },
       { id: 'c', url: c.url },
     ],
-    config: { routing: { minContextSlotWaitMs: 200, blockhashWaitMs: 200 }, health: { intervalMs: 200 } },
+    config: { routing: { minContextSlotWaitMs: 200, blockhashWaitMs: 200 }, health: { intervalMs: 200, chainWatch: true } },
   });
   t.teardown(async () => {
     await h.close();

@@ -15,7 +15,7 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 async function setup(t: Test, routing: Record<string, unknown> = {}): Promise<Harness> {
   const h = await startHarness({
     sims: [{ lag: 0 }, { lag: 10 }, { lag: 20 }],
-    config: { routing: { minContextSlotWaitMs: 3000, blockhashWaitMs: 3000, ...routing }, health: { intervalMs: 200 } },
+    config: { routing: { minContextSlotWaitMs: 3000, blockhashWaitMs: 3000, ...routing }, health: { intervalMs: 200, chainWatch: true } },
   });
   t.teardown(() => h.close());
   const nodes = h.gw.pool.nodes;
@@ -113,7 +113,7 @@ t.test('with two data-plane workers: shared chain views, counters in /metrics, v
   const h = await startHarness({
     sims: [{ lag: 0 }, { lag: 10 }, { lag: 20 }],
     admin: true,
-    config: { rpc: { workers: 2 }, admin: { token: ADMIN }, routing: { minContextSlotWaitMs: 3000 }, health: { intervalMs: 200 } },
+    config: { rpc: { workers: 2 }, admin: { token: ADMIN }, routing: { minContextSlotWaitMs: 3000 }, health: { intervalMs: 200, chainWatch: true } },
   });
   t.teardown(() => h.close());
   const auth = { authorization: `Bearer ${ADMIN}` };

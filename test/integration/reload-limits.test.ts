@@ -34,7 +34,7 @@ for (const workers of [0, 1, 2]) {
       `rpc: { port: 0, wsPort: 0, workers: ${workers} }`,
       'console: { port: 0 }',
       "store: { url: 'sqlite://:memory:' }",
-      'workers: { threads: 0 }',
+      'offload: { threads: 0 }',
       'log: { level: silent }',
       `admin: { port: 0, token: ${ADMIN} }`,
       `tokens: [{ token: ${TOKEN}, stack: t }]`,
