@@ -172,3 +172,33 @@ export class NodeChainWatch {
     }
   }
 }
+
+/** The chain watch's poll period: about one Solana slot. */
+const CHAIN_POLL_MS = 400;
+
+/** One watch per node of a Solana pool, kept in step with the node set (the control plane's, or an inline gateway's). */
+export class ChainWatches {
+  private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Watches exactly `nodes` (none: every watch stops). */
+  sync(nodes: readonly UpstreamNode[], book: BlockhashBook, timeoutMs: number): void {
+    for (const [n, w] of this.watches) {
+      if (nodes.includes(n)) continue;
+      w.stop();
+      this.watches.delete(n);
+    }
+    for (const n of nodes) {
+      if (this.watches.has(n)) continue;
+      const w = new NodeChainWatch(n, n.chain, book, { pollMs: CHAIN_POLL_MS, timeoutMs, stream: true }, this.log);
+      this.watches.set(n, w);
+      w.start();
+    }
+  }
+
+  stop(): void {
+    for (const w of this.watches.values()) w.stop();
+    this.watches.clear();
+  }
+}

@@ -12,36 +12,15 @@ import { answersProbes, routable, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
-import { applyProbe, bestSlotAfterProbes, HealthChecker, probe, type HealthOptions } from './health.js';
+import { HealthChecker, type HealthOptions } from './health.js';
+import { nextNodeSet, type NodeSetChange } from './node-set.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import type { NodeStateName } from '../routing/node-view.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
-import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
-import { isErrorAnswer } from '../rpc/scan.js';
-import { NodeChainWatch } from './chain-watch.js';
-
-/** The chain watch's poll period: about one Solana slot. */
-const CHAIN_POLL_MS = 400;
-const BLOCKHASH_KEY = Buffer.from('"blockhash":"');
-
-function archiveBitsOf(nodes: readonly UpstreamNode[]): number {
-  let bits = 0;
-  for (const n of nodes) if (n.labels?.['history'] === 'archive') bits |= n.bit;
-  return bits;
-}
-
-/** A getLatestBlockhash answer passing through teaches the book its blockhash (context slot as an upper bound). */
-function learnBlockhash(body: Buffer, book: BlockhashBook): void {
-  const at = body.indexOf(BLOCKHASH_KEY);
-  if (at < 0) return;
-  const start = at + BLOCKHASH_KEY.length;
-  const end = body.indexOf(0x22, start);
-  const slot = answerSlot(body, false);
-  if (end > start && slot > 0) book.learnBase58(body, start, end, slot);
-}
-
+import { archiveBitsOf, learnBlockhash, retryOnAnotherNode } from './answer-retry.js';
+import { ChainWatches } from './chain-watch.js';
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
@@ -72,7 +51,7 @@ export class NodePool implements Router {
   /** Bits of the nodes labelled `history: archive`: "not available" answers are retried there. */
   private archiveBits = 0;
   /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
-  private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
+  private readonly watches: ChainWatches;
   /** health.chainWatch: off, no node is watched (and nothing is known to route by). */
   private chainWatch: boolean;
   private waitMs: number;
@@ -111,6 +90,7 @@ export class NodePool implements Router {
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
     this.chainWatch = config.health.chainWatch;
+    this.watches = new ChainWatches(log);
     this.fresh = config.chain === 'solana' ? new FreshRouting(new BlockhashBook(), config.routing.minContextSlotWaitMs, config.routing.blockhashWaitMs) : null;
     this.seed = config.affinity.seed;
     this.keyMap = new KeyMap(this.nodes);
@@ -225,41 +205,9 @@ export class NodePool implements Router {
    * broadcast used to mark the nodes that lost the race, so the next calls of every key on
    * them waited for a probe round).
    */
-  /**
-   * A node's error answer that another node may not give (docs/solana-routing.md "Agave error
-   * classes"): true when the call goes on to another node. Each kind of retry happens once a
-   * call, within routing.maxAttempts; write methods only when the node ran nothing (preflight).
-   */
+  /** A node's error answer that another node may not give: true when the call goes on (answer-retry.ts). */
   retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
-    const fresh = this.fresh;
-    if (fresh === null || call.freshRetried || call.attempts >= this.maxAttempts || !isErrorAnswer(body)) return false;
-    const code = errorCodeOf(body);
-    let cause: FreshCause;
-    if (code === -32016) {
-      // Only when the node was believed to have reached the slot: else the freshest node's answer stands.
-      if (call.needSlot < 0 || node.chain.slot(call.needCommitment) < call.needSlot) return false;
-      cause = FreshCause.RetriedContextSlot;
-    } else if (code === -32002) {
-      if (call.method !== 'sendTransaction' || !isBlockhashNotFound(body) || call.hashSlot < 0) return false;
-      cause = FreshCause.RetriedBlockhash;
-    } else {
-      const cls = classOf(code);
-      if (!call.retrySafe || cls === ErrorClass.Final) return false;
-      if (cls === ErrorClass.MarkNode) {
-        const behind = numSlotsBehindOf(body);
-        if (behind >= 0) node.chain.sayBehind(behind, Date.now());
-      }
-      if (cls === ErrorClass.Archive) {
-        if ((this.archiveBits & ~call.tried) === 0) return false;
-        call.archiveOnly = true;
-        cause = FreshCause.RetriedOnArchive;
-      } else cause = FreshCause.RetriedErrorClass;
-    }
-    // Another node must be there to ask, or the answer stands.
-    if (!this.nodes.some((n) => n !== node && (n.bit & call.tried) === 0 && routable(n))) return false;
-    call.freshRetried = true;
-    fresh.tally(cause);
-    return true;
+    return this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body);
   }
 
   answered(call: UpstreamCall): void {
@@ -382,20 +330,7 @@ export class NodePool implements Router {
 
   /** One chain watch per node of a Solana pool, as the node set changes. */
   private syncWatches(): void {
-    const fresh = this.fresh;
-    if (fresh === null) return;
-    for (const [n, w] of this.watches) {
-      if (this.chainWatch && this.nodes.includes(n)) continue;
-      w.stop();
-      this.watches.delete(n);
-    }
-    if (!this.chainWatch) return;
-    for (const n of this.nodes) {
-      if (this.watches.has(n)) continue;
-      const w = new NodeChainWatch(n, n.chain, fresh.book, { pollMs: CHAIN_POLL_MS, timeoutMs: this.healthOpts.timeoutMs, stream: true }, this.log);
-      this.watches.set(n, w);
-      w.start();
-    }
+    if (this.fresh !== null) this.watches.sync(this.chainWatch ? this.nodes : [], this.fresh.book, this.healthOpts.timeoutMs);
   }
 
   setWeight(id: string, weight: number): UpstreamNode | undefined {
@@ -444,27 +379,8 @@ export class NodePool implements Router {
    * nodes, and nodes whose url changed, are probed once before they take traffic. Nodes that
    * leave stop being routed at once and are closed after their in-flight requests finish.
    */
-  async replaceNodes(specs: readonly NodeSpec[]): Promise<{ added: string[]; removed: string[]; replaced: string[] }> {
-    const current = new Map(this.nodes.map((n) => [n.id, n]));
-    const kept = new Set<UpstreamNode>();
-    for (const s of specs) {
-      const n = current.get(s.id);
-      if (n !== undefined && n.url === s.url) kept.add(n);
-    }
-    const usedBits = new Set([...kept].map((n) => 31 - Math.clz32(n.bit)));
-    const fresh = new Map<string, UpstreamNode>();
-    for (const s of specs) {
-      const n = current.get(s.id);
-      if (n !== undefined && kept.has(n)) continue;
-      let index = 0;
-      while (index < 31 && usedBits.has(index)) index++;
-      usedBits.add(index);
-      fresh.set(s.id, new UpstreamNode(s, index, this.policy, this.clientOpts));
-    }
-    const results = await Promise.all([...fresh.values()].map((n) => probe(n, this.healthOpts)));
-    const best = bestSlotAfterProbes([...kept], results);
-    [...fresh.values()].forEach((n, i) => applyProbe(n, results[i]!, best, this.healthOpts.maxSlotLag));
-    const next = specs.map((s) => fresh.get(s.id) ?? current.get(s.id)!);
+  async replaceNodes(specs: readonly NodeSpec[]): Promise<NodeSetChange> {
+    const { next, fresh, current } = await nextNodeSet(this.nodes, specs, this.policy, this.clientOpts, this.healthOpts);
     const leaving = this.nodes.filter((n) => !next.includes(n));
     this.nodes = next;
     this.onTopologyChange();
@@ -484,8 +400,7 @@ export class NodePool implements Router {
 
   async close(): Promise<void> {
     this.health.stop();
-    for (const w of this.watches.values()) w.stop();
-    this.watches.clear();
+    this.watches.stop();
     this.waits.close();
     if (this.rateTimer !== null) clearInterval(this.rateTimer);
     await Promise.all([...this.nodes.map((n) => n.close().catch(() => n.destroy())), ...this.retiring]);

@@ -12,7 +12,7 @@ import t from 'tap';
 const LAYERS: readonly (readonly string[])[] = [
   ['errors', 'log', 'slabs', 'stop-list', 'token-format'],
   ['config', 'rpc'],
-  ['routing'],
+  ['routing', 'solana'],
   ['metrics'],
   ['store'],
   ['usage', 'limits'],
