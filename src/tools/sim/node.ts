@@ -164,7 +164,14 @@ class Sim implements SimNode {
     this.env = new MethodEnv(id, knobs, cluster ?? sharedCluster(knobs.slotMs));
     if (knobs.skipRate > 0) this.env.cluster.skipRate = knobs.skipRate;
     this.ws = new SimWs(
-      { slot: () => this.slot(), slotMs: () => this.state.slotMs, wsDrop: () => this.state.wsDrop },
+      {
+        env: () => {
+          this.env.refresh();
+          return this.env;
+        },
+        slotMs: () => this.state.slotMs,
+        wsDrop: () => this.state.wsDrop,
+      },
       this.stats,
     );
     this.app = uWS
