@@ -294,9 +294,23 @@ t.test('CLI flags', async (t) => {
     id: 'a',
     host: '127.0.0.1',
     port: 9001,
+    nodes: 1,
     knobs: { lag: 3, latencyMs: [5, 20], failRate: 0.1, failMode: 'http500' },
+    lags: null,
+    help: false,
   });
   t.same(parseSimArgs(['--port', '1', '--latency-ms', '7']).knobs, { latencyMs: [7, 7] });
+  t.same(parseSimArgs(['--port', '0', '--nodes', '3', '--lag', '0,4,40', '--landing-ms', '300', '--synthetic', '--skip-rate', '0.05']), {
+    id: 'sim-0',
+    host: '127.0.0.1',
+    port: 0,
+    nodes: 3,
+    knobs: { landingMs: 300, synthetic: true, skipRate: 0.05 },
+    lags: [0, 4, 40],
+    help: false,
+  });
+  t.equal(parseSimArgs(['--help']).help, true, '--help needs no --port');
+  t.throws(() => parseSimArgs(['--port', '1', '--nodes', '2', '--lag', '1,2,3']), /--lag lists 3 values for 2 nodes/);
   t.throws(() => parseSimArgs(['--port', '1', '--bogus']), /--bogus/);
   t.throws(() => parseSimArgs(['--port', 'x']), /--port/);
   t.throws(() => parseSimArgs(['--id', 'a']), /--port is required/);
