@@ -2,7 +2,7 @@
 // with preflight, landing once, statuses walking to finalized, Agave's errors and limits.
 
 import t from 'tap';
-import { address, generateKeyPairSigner, getAddressEncoder, type KeyPairSigner } from '@solana/kit';
+import { AccountRole, address, generateKeyPairSigner, getAddressEncoder, type KeyPairSigner } from '@solana/kit';
 import { WebSocket } from 'undici';
 import { Cluster, startSim, type SimNode, type SimOptions } from '../../src/tools/sim/node.js';
 import { eventually, eventuallyValue } from '../helpers/eventually.js';
@@ -207,4 +207,48 @@ t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs a
   t.ok(await eventuallyValue('fees', async () => ((await call(node, 'getRecentPrioritizationFees', [])).result as unknown[]).length > 0 || undefined));
   const message = Buffer.from(tx.wire, 'base64').subarray(1 + 64 * 2).toString('base64');
   t.equal((await call(node, 'getFeeForMessage', [message, { commitment: 'processed' }])).result.value, 10_000, 'two signatures');
+});
+
+t.test('token program: getTokenAccountBalance, getTokenAccountsByOwner, jsonParsed', async (t) => {
+  const [node] = await nodes(t, [{}]);
+  const payer = await funded(node);
+  const mint = await generateKeyPairSigner();
+  const account = await generateKeyPairSigner();
+  const TOKEN = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
+  const enc = getAddressEncoder();
+  const tokenBytes = new Uint8Array(enc.encode(TOKEN));
+  const payerBytes = new Uint8Array(enc.encode(payer.address));
+  const initMint = new Uint8Array([20, 6, ...payerBytes, 0]);
+  const initAccount = new Uint8Array([18, ...payerBytes]);
+  const mintTo = new Uint8Array(9);
+  mintTo[0] = 7;
+  new DataView(mintTo.buffer).setBigUint64(1, 1_500_000n, true);
+  const ixs = [
+    createAccountIx(payer, mint, 1_461_600n, 82n, TOKEN, tokenBytes),
+    { programAddress: TOKEN, accounts: [{ address: mint.address, role: AccountRole.WRITABLE }], data: initMint },
+    createAccountIx(payer, account, 2_039_280n, 165n, TOKEN, tokenBytes),
+    { programAddress: TOKEN, accounts: [{ address: account.address, role: AccountRole.WRITABLE }, { address: mint.address, role: AccountRole.READONLY }], data: initAccount },
+    {
+      programAddress: TOKEN,
+      accounts: [
+        { address: mint.address, role: AccountRole.WRITABLE },
+        { address: account.address, role: AccountRole.WRITABLE },
+        { address: payer.address, role: AccountRole.READONLY_SIGNER },
+      ],
+      data: mintTo,
+    },
+  ];
+  const tx = await signTx(payer, ixs, (await latest(node)).blockhash, 0n);
+  const sent = await call(node, 'sendTransaction', [tx.wire, { encoding: 'base64' }]);
+  t.equal(sent.result, tx.signature, JSON.stringify(sent.error));
+  const balance = await eventuallyValue('the token balance', async () => (await call(node, 'getTokenAccountBalance', [account.address, { commitment: 'processed' }])).result?.value, DEADLINE_MS);
+  t.same(balance, { amount: '1500000', decimals: 6, uiAmount: 1.5, uiAmountString: '1.5' });
+  const list = (await call(node, 'getTokenAccountsByOwner', [payer.address, { mint: mint.address }, { encoding: 'jsonParsed', commitment: 'processed' }])).result.value;
+  t.equal(list.length, 1);
+  t.equal(list[0].pubkey, account.address);
+  t.same(list[0].account.data.parsed.info.tokenAmount.amount, '1500000');
+  t.equal(list[0].account.data.program, 'spl-token');
+  t.same((await call(node, 'getTokenAccountBalance', [payer.address, { commitment: 'processed' }])).error, { code: -32602, message: 'Invalid param: not a Token account' });
+  const info = (await call(node, 'getAccountInfo', [account.address, { encoding: 'jsonParsed', commitment: 'processed' }])).result.value;
+  t.equal(info.data.parsed.type, 'account');
 });

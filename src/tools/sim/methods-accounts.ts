@@ -6,6 +6,7 @@
 import { decodeBase58 } from './base58.js';
 import { accountJson, BASE58_TOO_LARGE, stateJson, syntheticAccount, syntheticJson } from './encode.js';
 import type { MethodEnv } from './env.js';
+import { parsedToken } from './methods-token.js';
 import type { AccountState } from './ledger.js';
 import { INVALID_PARAMS, invalidParams, pubkeyError, readCfg, tooMany, type Cfg } from './params.js';
 import { pubkeyBytes } from './wire.js';
@@ -41,6 +42,10 @@ function accountAt(key: string, slot: number, env: MethodEnv, encoding: string, 
   if (s === undefined && env.knobs.synthetic) return syntheticJson(key, encoding, cfg.slice);
   const state = s === undefined ? genesisState(key, env) : s;
   if (state === null) return NULL;
+  if (encoding === 'jsonParsed') {
+    const parsed = parsedToken(state, slot, env);
+    if (parsed !== null) return parsed;
+  }
   if (cfg.slice === null && (encoding === 'base64' || encoding === 'jsonParsed')) return stateJson(state);
   return accountJson(state, encoding, cfg.slice);
 }

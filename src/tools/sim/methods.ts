@@ -5,6 +5,7 @@
 import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockTimeOf, GENESIS_HASH, SLOTS_PER_EPOCH, slotOfBlockhash } from './chain.js';
 import { MethodEnv } from './env.js';
 import { ACCOUNT_METHODS } from './methods-accounts.js';
+import { TOKEN_METHODS } from './methods-token.js';
 import { TX_METHODS } from './methods-tx.js';
 import { Commitment, INVALID_PARAMS, invalidParams, METHOD_NOT_FOUND, readCfg, serverError, unhealthyError } from './params.js';
 
@@ -118,6 +119,7 @@ const handlers = new Map<string, Handler>([
   ['getMinimumBalanceForRentExemption', rentExempt],
   ...ACCOUNT_METHODS,
   ...TX_METHODS,
+  ...TOKEN_METHODS,
 ]);
 
 export const METHOD_NAMES: readonly string[] = [...handlers.keys()];
