@@ -207,6 +207,9 @@ class Sim implements SimNode {
     const checked = checkKnobs(knobs);
     const confirm = checked.confirmDepth ?? this.state.confirmDepth;
     if (confirm > (checked.finalizeDepth ?? this.state.finalizeDepth)) throw new KnobError('confirmDepth', 'confirmDepth must be at most finalizeDepth');
+    if (this.ownCluster && checked.slotMs !== undefined && checked.slotMs !== this.env.cluster.slotMs) {
+      throw new KnobError('slotMs', `slotMs is the cluster's (${this.env.cluster.slotMs}): start another cluster for another slot time`);
+    }
     Object.assign(this.state, checked);
     if (checked.skipRate !== undefined) this.env.cluster.skipRate = checked.skipRate;
     // Slot time belongs to a cluster: a node on the process's clusters moves to that slot time's.
