@@ -92,7 +92,8 @@ t.test('blockhashes: latest, then valid for 150 slots only', async (t) => {
   t.equal(await valid(blockhashOf(node.slot() - 200)), false, 'expired');
   t.equal(await valid(blockhashOf(node.slot() + 100)), false, 'not yet seen');
   t.equal(await valid('4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM'), false, 'never issued');
-  t.equal(await valid('not base58 0OIl'), false);
+  t.same((await call(node, 'isBlockhashValid', ['not base58 0OIl'])).error, { code: -32602, message: 'Invalid param: Invalid' });
+  t.same((await call(node, 'isBlockhashValid', ['1111'])).error, { code: -32602, message: 'Invalid param: WrongSize' });
   t.equal((await call(node, 'isBlockhashValid')).error?.code, -32602);
 });
 

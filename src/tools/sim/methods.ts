@@ -2,6 +2,7 @@
 // splices between the jsonrpc head and the raw id. This file: the dispatch and the methods of
 // the chain itself (slots, blockhashes, epochs, health); accounts and transactions have theirs.
 
+import { decodeBase58 } from './base58.js';
 import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockTimeOf, GENESIS_HASH, SLOTS_PER_EPOCH, slotOfBlockhash } from './chain.js';
 import { MethodEnv } from './env.js';
 import { ACCOUNT_METHODS } from './methods-accounts.js';
@@ -69,7 +70,11 @@ function blockhashValid(p: unknown, env: MethodEnv): string {
   if (cfg.error !== null) return cfg.error;
   const at = env.slotFor(cfg);
   if (typeof at === 'string') return at;
+  // Agave parses the hash first: not base58 is Invalid, not 32 bytes is WrongSize.
   if (hash.length > 44) return invalidParams('Invalid param: WrongSize');
+  const bytes = decodeBase58(hash);
+  if (bytes === null) return invalidParams('Invalid param: Invalid');
+  if (bytes.length !== 32) return invalidParams('Invalid param: WrongSize');
   const s = slotOfBlockhash(hash);
   const valid = s >= 0 && s <= at && at - s <= BLOCKHASH_VALID_SLOTS;
   return '"result":{"context":{"apiVersion":"2.1.0","slot":' + at + '},"value":' + valid + '}';
