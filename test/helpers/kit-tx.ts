@@ -36,14 +36,13 @@ export function transferIx(from: KeyPairSigner, to: Address, lamports: bigint): 
 }
 
 /** SystemInstruction::CreateAccount: `space` zero bytes owned by `owner`. */
-export function createAccountIx(from: KeyPairSigner, account: KeyPairSigner, lamports: bigint, space: bigint, owner: Address, ownerBytes: Uint8Array): Instruction {
+export function createAccountIx(from: KeyPairSigner, account: KeyPairSigner, lamports: bigint, space: bigint, ownerBytes: Uint8Array): Instruction {
   const data = new Uint8Array(52);
   const v = new DataView(data.buffer);
   v.setUint32(0, 0, true);
   v.setBigUint64(4, lamports, true);
   v.setBigUint64(12, space, true);
   data.set(ownerBytes, 20);
-  void owner;
   return {
     programAddress: SYSTEM_PROGRAM,
     accounts: [

@@ -184,7 +184,7 @@ t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs a
   subscribe(3, 'logsSubscribe', [{ mentions: [account.address] }, { commitment: 'processed' }]);
   await eventually('three subscriptions', () => frames.filter((f) => typeof f.result === 'number').length === 3);
   const ownerBytes = new Uint8Array(getAddressEncoder().encode(owner.address));
-  const tx = await signTx(payer, [createAccountIx(payer, account, 2_000_000n, 16n, owner.address, ownerBytes)], (await latest(node)).blockhash, 0n);
+  const tx = await signTx(payer, [createAccountIx(payer, account, 2_000_000n, 16n, ownerBytes)], (await latest(node)).blockhash, 0n);
   subscribe(4, 'signatureSubscribe', [tx.signature, { commitment: 'finalized' }]);
   t.equal((await call(node, 'sendTransaction', [tx.wire, { encoding: 'base64' }])).result, tx.signature);
   const methods = ['accountNotification', 'programNotification', 'logsNotification', 'signatureNotification'];
@@ -224,9 +224,9 @@ t.test('token program: getTokenAccountBalance, getTokenAccountsByOwner, jsonPars
   mintTo[0] = 7;
   new DataView(mintTo.buffer).setBigUint64(1, 1_500_000n, true);
   const ixs = [
-    createAccountIx(payer, mint, 1_461_600n, 82n, TOKEN, tokenBytes),
+    createAccountIx(payer, mint, 1_461_600n, 82n, tokenBytes),
     { programAddress: TOKEN, accounts: [{ address: mint.address, role: AccountRole.WRITABLE }], data: initMint },
-    createAccountIx(payer, account, 2_039_280n, 165n, TOKEN, tokenBytes),
+    createAccountIx(payer, account, 2_039_280n, 165n, tokenBytes),
     { programAddress: TOKEN, accounts: [{ address: account.address, role: AccountRole.WRITABLE }, { address: mint.address, role: AccountRole.READONLY }], data: initAccount },
     {
       programAddress: TOKEN,
