@@ -12,8 +12,16 @@ import { budgetOf, feeOf } from './fees.js';
 import { runtimeError, type TxError } from './tx-errors.js';
 import { isWritable, signerFromSeed, transferTx, type ParsedTx, type Signer, parseTx } from './wire.js';
 
-// The runtime's typed entry point takes @solana/kit objects; its raw-bytes API lives here.
-const runtime = createRequire(import.meta.url)('litesvm/dist/internal.js') as typeof import('litesvm/dist/internal.js');
+type Runtime = typeof import('litesvm/dist/internal.js');
+let loaded: Runtime | null = null;
+
+/**
+ * The runtime's raw-bytes API (its typed entry point takes @solana/kit objects). Loaded on first
+ * use: a node in synthetic mode that never sees a transaction does not carry the native module.
+ */
+function runtime(): Runtime {
+  return (loaded ??= createRequire(import.meta.url)('litesvm/dist/internal.js') as Runtime);
+}
 
 export interface AccountState {
   lamports: bigint;
@@ -78,10 +86,10 @@ export class Ledger {
 
   private get svm(): LiteSvm {
     if (this.svmInstance === null) {
-      const svm = new runtime.LiteSvm();
+      const svm = new (runtime().LiteSvm)();
       // Blockhash age is judged per node view (node.ts), against the cluster's own hashes.
       svm.setBlockhashCheck(false);
-      svm.setAccount(this.faucet.pubkey, new runtime.Account(FAUCET_LAMPORTS, new Uint8Array(0), new Uint8Array(32), false, 0n));
+      svm.setAccount(this.faucet.pubkey, new (runtime().Account)(FAUCET_LAMPORTS, new Uint8Array(0), new Uint8Array(32), false, 0n));
       this.svmInstance = svm;
     }
     return this.svmInstance;
@@ -139,7 +147,7 @@ export class Ledger {
     if (!sigVerify) svm.setSigverify(false);
     try {
       const r = tx.version === 'legacy' ? svm.simulateLegacyTransaction(tx.bytes) : svm.simulateVersionedTransaction(tx.bytes);
-      if (r instanceof runtime.FailedTransactionMetadata) {
+      if (r instanceof runtime().FailedTransactionMetadata) {
         const m = r.meta();
         return { err: runtimeError(r.err()), logs: m.logs(), units: m.computeUnitsConsumed() };
       }
@@ -168,11 +176,11 @@ export class Ledger {
     const preBalances = tx.keys.map((k) => this.accountAt(k, slot)?.lamports ?? 0n);
     const r = tx.version === 'legacy' ? svm.sendLegacyTransaction(tx.bytes) : svm.sendVersionedTransaction(tx.bytes);
     let err: TxError | null = null;
-    if (r instanceof runtime.FailedTransactionMetadata) {
+    if (r instanceof runtime().FailedTransactionMetadata) {
       err = runtimeError(r.err());
       if (!err.landed) return null;
     }
-    const meta = r instanceof runtime.FailedTransactionMetadata ? r.meta() : r;
+    const meta = r instanceof runtime().FailedTransactionMetadata ? r.meta() : r;
     for (let i = 0; i < tx.keys.length; i++) {
       if (isWritable(tx, i)) this.put(tx.keys[i]!, slot, stateOf(svm.getAccount(tx.keyBytes[i]!)));
     }
