@@ -26,6 +26,7 @@ const FLAGS: Flag[] = [
   { flag: 'tx-drop-rate', knob: 'txDropRate', kind: 'rate', help: 'fraction of accepted transactions that never land' },
   { flag: 'skip-rate', knob: 'skipRate', kind: 'rate', help: 'fraction of slots skipped by their leader' },
   { flag: 'archive-slots', knob: 'archiveSlots', kind: 'int', help: 'slots of blocks kept (0: an archive node)' },
+  { flag: 'long-term-storage', knob: 'longTermStorage', kind: 'bool', help: 'blocks below the first available come from long-term storage (-32009)' },
   { flag: 'health-slots', knob: 'healthSlots', kind: 'int', help: 'lag above which the node is "behind" (-32005)' },
   { flag: 'synthetic', knob: 'synthetic', kind: 'bool', help: 'benchmark mode: every key has a deterministic account' },
   { flag: 'latency-ms', knob: 'latencyMs', kind: 'latency', help: 'added latency, MIN-MAX or one value' },

@@ -166,6 +166,14 @@ t.test('errors and limits: pubkeys, encodings, 100 keys, blocks, skipped and cle
   const first = (await call(pruned, 'getFirstAvailableBlock')).result as number;
   t.ok(first > 0);
   t.match((await call(pruned, 'getBlockTime', [first - 10])).error, { code: -32001, message: `Block ${first - 10} cleaned up, does not exist on node. First available block: ${first}` });
+  // With long-term storage, old blocks are found there; a skipped one answers -32009.
+  pruned.set({ longTermStorage: true });
+  let oldSkipped = first - 10;
+  while (!pruned.cluster.skipped(oldSkipped)) oldSkipped--;
+  let oldProduced = first - 10;
+  while (pruned.cluster.skipped(oldProduced)) oldProduced--;
+  t.same((await call(pruned, 'getBlockTime', [oldSkipped])).error, { code: -32009, message: `Slot ${oldSkipped} was skipped, or missing in long-term storage` });
+  t.type((await call(pruned, 'getBlockTime', [oldProduced])).result, 'number');
 });
 
 t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs and signature notifications', async (t) => {

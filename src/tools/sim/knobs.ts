@@ -41,6 +41,11 @@ export interface SimKnobs {
   txDropRate: number;
   /** Slots of block history the node keeps; 0 keeps everything (an archive node). */
   archiveSlots: number;
+  /**
+   * Blocks below the first available one come from long-term storage (BigTable): a skipped slot
+   * there answers -32009 instead of -32001.
+   */
+  longTermStorage: boolean;
   /** The node is unhealthy ("behind") when its lag exceeds this, as Agave's health check. */
   healthSlots: number;
   /**
@@ -71,6 +76,7 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   landingMs: 0,
   txDropRate: 0,
   archiveSlots: 0,
+  longTermStorage: false,
   healthSlots: 128,
   synthetic: false,
   skipRate: 0,
@@ -156,6 +162,7 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
       case 'unhealthy':
       case 'wsDrop':
       case 'synthetic':
+      case 'longTermStorage':
         if (typeof v !== 'boolean') throw new KnobError(k, `${k} must be true or false`);
         out[k] = v;
         break;

@@ -42,10 +42,13 @@ function health(env: MethodEnv): string {
 function blockTime(p: unknown, env: MethodEnv): string {
   const slot = arg(p, 0);
   if (typeof slot !== 'number' || !Number.isInteger(slot) || slot < 0) return INVALID_PARAMS;
-  if (slot < env.firstAvailable()) {
-    return serverError(-32001, 'Block ' + slot + ' cleaned up, does not exist on node. First available block: ' + env.firstAvailable());
-  }
   const skipped = env.cluster.skipped(slot);
+  if (slot < env.firstAvailable()) {
+    // Agave without long-term storage stops here; with it, the block comes from there.
+    if (!env.knobs.longTermStorage) return serverError(-32001, 'Block ' + slot + ' cleaned up, does not exist on node. First available block: ' + env.firstAvailable());
+    if (skipped) return serverError(-32009, 'Slot ' + slot + ' was skipped, or missing in long-term storage');
+    return '"result":' + blockTimeOf(slot, env.cluster.slotMs);
+  }
   if (slot > env.processed || (skipped && slot > env.views[Commitment.Finalized]!)) return serverError(-32004, 'Block not available for slot ' + slot);
   if (skipped) return serverError(-32007, 'Slot ' + slot + ' was skipped, or missing due to ledger jump to recent snapshot');
   return '"result":' + blockTimeOf(slot, env.cluster.slotMs);
