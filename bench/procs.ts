@@ -123,7 +123,8 @@ export function bothNodes(sims: Proc[]): Proc {
 
 export async function startSimProc(id: string, args: string[] = []): Promise<Proc & { url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'sim', '--port', String(port), '--id', id, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Synthetic mode: the benchmarks read deterministic accounts of any key (docs/simulator.md).
+  const child = spawn(process.execPath, [CLI, 'sim', '--port', String(port), '--id', id, '--synthetic', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(child, /listening/, `sim ${id}`);
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }

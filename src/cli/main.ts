@@ -13,10 +13,10 @@ const USAGE = `usage: jumpgate <command> [options]
 commands:
   start [--config FILE] [--port N] [--workers N|auto] [--data DIR]
                        run the gateway; without --config, a demo with three simulated nodes
-  sim --port P [--id NAME] [--slot-ms 400] [--lag SLOTS] [--latency-ms MIN-MAX]
-      [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]
-      [--slow-rate F --slow-ms MS [--slow-methods m1,m2]]
-                       run one simulated Solana node
+  sim --port P [--nodes N] [--id NAME] [--slot-ms 400] [--lag SLOTS[,SLOTS…]] [knobs…]
+                       run simulated Solana nodes of one cluster (jumpgate sim --help)
+  transfer --url RPC_URL [--to ADDRESS] [--lamports N] [--key FILE]
+                       send a real SOL transfer and watch it confirm (the demo's funded key)
   nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]
@@ -54,6 +54,9 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./start.js')).runStart(rest);
     case 'sim':
       return (await import('./sim.js')).runSimCli(rest);
+    case 'transfer':
+      process.exitCode = await (await import('./transfer.js')).runTransferCli(rest);
+      return;
     case 'bench':
       process.exitCode = await (await import('./bench.js')).runBenchCli(rest);
       return;

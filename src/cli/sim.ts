@@ -1,9 +1,54 @@
-// `jumpgate sim`: one simulated node per process, for demos and out-of-process benchmarks.
+// `jumpgate sim`: one or more simulated nodes of one cluster in one process, for demos and
+// out-of-process benchmarks (docs/simulator.md "The jumpgate sim command").
 
 import { parseArgs } from 'node:util';
-import { checkKnobs, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
-import { startSim } from '../tools/sim/node.js';
+import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
+import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
 import { UsageError } from './usage-error.js';
+
+type Kind = 'int' | 'rate' | 'latency' | 'list' | 'mode' | 'bool';
+
+interface Flag {
+  flag: string;
+  knob: keyof SimKnobs;
+  kind: Kind;
+  max?: number;
+  help: string;
+}
+
+/** Every knob flag; --help lists them with their defaults. */
+const FLAGS: Flag[] = [
+  { flag: 'slot-ms', knob: 'slotMs', kind: 'int', max: 3_600_000, help: 'slot time of the cluster' },
+  { flag: 'lag', knob: 'lag', kind: 'int', help: 'slots behind the cluster tip; with --nodes, one value or a list "0,2,40"' },
+  { flag: 'confirm-depth', knob: 'confirmDepth', kind: 'int', help: 'slots confirmed trails processed' },
+  { flag: 'finalize-depth', knob: 'finalizeDepth', kind: 'int', help: 'slots finalized trails processed' },
+  { flag: 'landing-ms', knob: 'landingMs', kind: 'int', help: 'delay before an accepted transaction lands' },
+  { flag: 'tx-drop-rate', knob: 'txDropRate', kind: 'rate', help: 'fraction of accepted transactions that never land' },
+  { flag: 'skip-rate', knob: 'skipRate', kind: 'rate', help: 'fraction of slots skipped by their leader' },
+  { flag: 'archive-slots', knob: 'archiveSlots', kind: 'int', help: 'slots of blocks kept (0: an archive node)' },
+  { flag: 'long-term-storage', knob: 'longTermStorage', kind: 'bool', help: 'blocks below the first available come from long-term storage (-32009)' },
+  { flag: 'health-slots', knob: 'healthSlots', kind: 'int', help: 'lag above which the node is "behind" (-32005)' },
+  { flag: 'synthetic', knob: 'synthetic', kind: 'bool', help: 'benchmark mode: every key has a deterministic account' },
+  { flag: 'latency-ms', knob: 'latencyMs', kind: 'latency', help: 'added latency, MIN-MAX or one value' },
+  { flag: 'fail-rate', knob: 'failRate', kind: 'rate', help: 'fraction of requests that fail (per --fail-mode)' },
+  { flag: 'fail-mode', knob: 'failMode', kind: 'mode', help: 'http500, rpc-error or mixed' },
+  { flag: 'stall-rate', knob: 'stallRate', kind: 'rate', help: 'fraction of requests never answered' },
+  { flag: 'drop-rate', knob: 'dropRate', kind: 'rate', help: 'fraction of requests whose connection is closed' },
+  { flag: 'slow-rate', knob: 'slowRate', kind: 'rate', help: 'fraction of requests answered --slow-ms late' },
+  { flag: 'slow-ms', knob: 'slowMs', kind: 'int', max: MAX_SLOW_MS, help: 'delay of a slowed request' },
+  { flag: 'slow-methods', knob: 'slowMethods', kind: 'list', help: 'only these methods are slowed (m1,m2)' },
+  { flag: 'unhealthy', knob: 'unhealthy', kind: 'bool', help: 'getHealth answers -32005' },
+];
+
+export const SIM_HELP = `usage: jumpgate sim --port P [--nodes N] [--id NAME] [--host H] [knob flags]
+
+Runs N simulated Solana nodes of one cluster (default 1): node i listens on P+2i (HTTP and
+WebSocket) and P+2i+1 (WebSocket, where @solana/web3.js v1 looks); --port 0 picks free ports.
+Every knob can be changed later with POST /sim/control on a node (docs/simulator.md "Knobs").
+
+knob flags (default):
+${FLAGS.map((f) => `  --${(f.flag + (f.kind === 'bool' ? '' : ' V')).padEnd(18)} ${f.help} (${JSON.stringify(DEFAULT_KNOBS[f.knob])})`).join('\n')}
+  --help               this text`;
 
 function num(flag: string, text: string, integer: boolean, min: number, max: number): number {
   const v = Number(text);
@@ -22,60 +67,63 @@ function latency(text: string): [number, number] {
   return [lo, hi];
 }
 
-interface CliConfig {
+function value(f: Flag, text: string | boolean): unknown {
+  if (typeof text === 'boolean') return text;
+  switch (f.kind) {
+    case 'int':
+      return num(f.flag, text, true, f.knob === 'slotMs' ? 1 : 0, f.max ?? Number.MAX_SAFE_INTEGER);
+    case 'rate':
+      return num(f.flag, text, false, 0, 1);
+    case 'latency':
+      return latency(text);
+    case 'list':
+      return text.split(',').map((m) => m.trim()).filter((m) => m !== '');
+    default:
+      if (!['http500', 'rpc-error', 'mixed'].includes(text)) throw new UsageError(`--fail-mode must be http500, rpc-error or mixed, got "${text}"`);
+      return text;
+  }
+}
+
+export interface CliConfig {
   id: string;
   host: string;
   port: number;
+  /** Nodes of the one cluster. */
+  nodes: number;
   knobs: Partial<SimKnobs>;
+  /** Per-node lags when --lag is a list. */
+  lags: number[] | null;
+  help: boolean;
 }
 
 /** Parses `jumpgate sim` flags (argv excludes the `sim` word); throws UsageError. */
 export function parseSimArgs(argv: string[]): CliConfig {
-  let values;
+  const options: Record<string, { type: 'string' | 'boolean' }> = { port: { type: 'string' }, id: { type: 'string' }, host: { type: 'string' }, nodes: { type: 'string' }, help: { type: 'boolean' } };
+  for (const f of FLAGS) options[f.flag] = { type: f.kind === 'bool' ? 'boolean' : 'string' };
+  let values: Record<string, string | boolean | undefined>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        id: { type: 'string' },
-        host: { type: 'string' },
-        'slot-ms': { type: 'string' },
-        lag: { type: 'string' },
-        'latency-ms': { type: 'string' },
-        'fail-rate': { type: 'string' },
-        'fail-mode': { type: 'string' },
-        'stall-rate': { type: 'string' },
-        'drop-rate': { type: 'string' },
-        'slow-rate': { type: 'string' },
-        'slow-ms': { type: 'string' },
-        'slow-methods': { type: 'string' },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options }));
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0]!);
   }
-  if (values.port === undefined) throw new UsageError('--port is required');
-  const port = num('port', values.port, true, 0, 65535);
+  const help = values.help === true;
+  if (values.port === undefined && !help) throw new UsageError('--port is required');
+  const port = help ? 0 : num('port', values.port as string, true, 0, 65535);
+  const nodes = values.nodes === undefined ? 1 : num('nodes', values.nodes as string, true, 1, 64);
   const knobs: Partial<SimKnobs> = {};
-  if (values['slot-ms'] !== undefined) knobs.slotMs = num('slot-ms', values['slot-ms'], true, 1, 3_600_000);
-  if (values.lag !== undefined) knobs.lag = num('lag', values.lag, true, 0, Number.MAX_SAFE_INTEGER);
-  if (values['latency-ms'] !== undefined) knobs.latencyMs = latency(values['latency-ms']);
-  if (values['fail-rate'] !== undefined) knobs.failRate = num('fail-rate', values['fail-rate'], false, 0, 1);
-  if (values['stall-rate'] !== undefined) knobs.stallRate = num('stall-rate', values['stall-rate'], false, 0, 1);
-  if (values['drop-rate'] !== undefined) knobs.dropRate = num('drop-rate', values['drop-rate'], false, 0, 1);
-  if (values['slow-rate'] !== undefined) knobs.slowRate = num('slow-rate', values['slow-rate'], false, 0, 1);
-  if (values['slow-ms'] !== undefined) knobs.slowMs = num('slow-ms', values['slow-ms'], true, 0, MAX_SLOW_MS);
-  if (values['slow-methods'] !== undefined) knobs.slowMethods = values['slow-methods'].split(',').map((m) => m.trim()).filter((m) => m !== '');
-  if (values['fail-mode'] !== undefined) {
-    try {
-      knobs.failMode = checkKnobs({ failMode: values['fail-mode'] }).failMode!;
-    } catch (e) {
-      throw new UsageError(`--fail-mode must be http500, rpc-error or mixed, got "${values['fail-mode']}"`, { cause: e });
+  let lags: number[] | null = null;
+  for (const f of FLAGS) {
+    const v = values[f.flag];
+    if (v === undefined) continue;
+    if (f.knob === 'lag' && typeof v === 'string' && v.includes(',')) {
+      lags = v.split(',').map((x) => num('lag', x.trim(), true, 0, Number.MAX_SAFE_INTEGER));
+      if (lags.length !== nodes) throw new UsageError(`--lag lists ${lags.length} values for ${nodes} nodes`);
+      continue;
     }
+    (knobs as Record<string, unknown>)[f.knob] = value(f, v);
   }
-  return { id: values.id ?? `sim-${port}`, host: values.host ?? '127.0.0.1', port, knobs };
+  const id = (values.id as string | undefined) ?? `sim-${port}`;
+  return { id, host: (values.host as string | undefined) ?? '127.0.0.1', port, nodes, knobs, lags, help };
 }
 
 export async function runSimCli(argv: string[]): Promise<void> {
@@ -84,15 +132,29 @@ export async function runSimCli(argv: string[]): Promise<void> {
     cfg = parseSimArgs(argv);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    process.stderr.write(`jumpgate sim: ${e.message}\n`);
+    process.stderr.write(`jumpgate sim: ${e.message}\n\n${SIM_HELP}\n`);
     process.exit(2);
   }
-  const node = await startSim({ id: cfg.id, host: cfg.host, port: cfg.port, ...cfg.knobs });
-  process.stdout.write(`sim node ${node.id} listening on ${node.url}\n`);
-  const plusOne = node.wsUrlPlusOne !== '' ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)` : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
-  process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
+  if (cfg.help) {
+    process.stdout.write(SIM_HELP + '\n');
+    return;
+  }
+  const cluster = new Cluster({ slotMs: cfg.knobs.slotMs ?? DEFAULT_KNOBS.slotMs, skipRate: cfg.knobs.skipRate ?? 0 });
+  const started: SimNode[] = [];
+  for (let i = 0; i < cfg.nodes; i++) {
+    const id = cfg.nodes === 1 ? cfg.id : `${cfg.id}-${i}`;
+    const port = cfg.port === 0 ? 0 : cfg.port + 2 * i;
+    const lag = cfg.lags?.[i] ?? cfg.knobs.lag;
+    started.push(await startSim({ ...cfg.knobs, ...(lag === undefined ? {} : { lag }), id, host: cfg.host, port, cluster }));
+  }
+  for (const node of started) {
+    process.stdout.write(`sim node ${node.id} listening on ${node.url} (lag ${node.knobs().lag})\n`);
+    const plusOne = node.wsUrlPlusOne !== '' ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)` : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
+    process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
+  }
+  if (cfg.nodes > 1) process.stdout.write(`${cfg.nodes} nodes of one cluster: a transaction sent to any of them lands for all\n`);
   const stop = (): void => {
-    void node.close().then(() => process.exit(0));
+    void Promise.all(started.map((n) => n.close())).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

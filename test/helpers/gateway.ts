@@ -48,7 +48,8 @@ export interface HarnessOptions {
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const simOpts = opts.sims ?? [{}];
-  const sims = await Promise.all(simOpts.map((o, i) => startSim({ id: `n${i}`, port: 0, ...o })));
+  // Synthetic mode (any key has an account, the identity is the node id) unless a test asks for the real chain.
+  const sims = await Promise.all(simOpts.map((o, i) => startSim({ id: `n${i}`, port: 0, synthetic: true, ...o })));
   const nodes = [...sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })), ...(opts.extraNodes ?? []).map((n) => ({ weight: 1, ...n }))];
   const base: Record<string, unknown> = {
     // Inline unless asked (no worker threads): tests may read the data plane's own pool and hub.

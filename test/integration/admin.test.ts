@@ -386,7 +386,7 @@ async function fileGateway(t: Test, lines: string[]): Promise<FileGateway> {
 const BASE = ['rpc: { port: 0, wsPort: 0, workers: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'offload: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
 
 async function sims(t: Test, n: number): Promise<SimNode[]> {
-  const list = await Promise.all(Array.from({ length: n }, (_, i) => startSim({ id: `n${i}`, port: 0 })));
+  const list = await Promise.all(Array.from({ length: n }, (_, i) => startSim({ id: `n${i}`, port: 0, synthetic: true })));
   t.teardown(() => Promise.all(list.map((s) => s.close())));
   return list;
 }

@@ -101,7 +101,7 @@ t.test('X-Forwarded-For: believed only from trusted proxies', async (t) => {
 
 t.test('a key fails over to a fixed fallback while its node is down, then returns', async (t) => {
   // The middle node sits behind a TCP proxy so it can be stopped and started on one port.
-  const mid = await startSim({ id: 'mid', port: 0 });
+  const mid = await startSim({ id: 'mid', port: 0, synthetic: true });
   const proxy = await startTcpProxy(mid.port);
   t.teardown(async () => {
     await proxy.close();

@@ -15,7 +15,7 @@ const TIMEOUT_MS = 5000;
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 async function sim(t: Test, opts: Partial<SimOptions> = {}): Promise<SimNode> {
-  const node = await startSim({ id: 'ws-node', port: 0, slotMs: 50, ...opts });
+  const node = await startSim({ id: 'ws-node', port: 0, slotMs: 50, synthetic: true, ...opts });
   t.teardown(() => node.close());
   return node;
 }
@@ -479,7 +479,7 @@ t.test('an explicit port whose P+1 is taken still starts, without the P+1 listen
 });
 
 t.test('port 0 gives pairs P, P+1 for many sims at once', async (t) => {
-  const nodes = await Promise.all(Array.from({ length: 8 }, (_, i) => startSim({ id: `m${i}`, port: 0 })));
+  const nodes = await Promise.all(Array.from({ length: 8 }, (_, i) => startSim({ id: `m${i}`, port: 0, synthetic: true })));
   t.teardown(() => Promise.all(nodes.map((n) => n.close())));
   const ports = new Set<number>();
   for (const n of nodes) {

@@ -9,7 +9,7 @@ import { checkKitRootAndAccount, checkKitSlotNotifications, checkWeb3OnSlotChang
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 async function sim(t: Test): Promise<SimNode> {
-  const node = await startSim({ id: 'clients', port: 0, slotMs: 50 });
+  const node = await startSim({ id: 'clients', port: 0, slotMs: 50, synthetic: true });
   t.teardown(() => node.close());
   return node;
 }

@@ -1,23 +1,34 @@
-// Demo mode (`jumpgate start` with no config): three simulated nodes (one fast, one slower,
-// one lagging) and the banner with ready-to-paste commands; the demo account, stack and token
-// live in the account store (account.ts).
+// Demo mode (`jumpgate start` with no config): three simulated nodes of one cluster (one fast,
+// one slower, one lagging), the funded demo key, and the banner with ready-to-paste commands;
+// the demo account, stack and token live in the account store (account.ts).
 
-import { startSim, type SimNode } from '../sim/node.js';
+import { blockhashOf, Cluster, startSim, type SimNode } from '../sim/node.js';
+import type { Signer } from '../sim/wire.js';
+import { DEMO_AIRDROP_LAMPORTS } from './wallet.js';
 
 export interface DemoNodes {
   sims: SimNode[];
+  cluster: Cluster;
   nodes: { id: string; url: string; weight: number }[];
   close(): Promise<void>;
 }
 
-export async function startDemoNodes(): Promise<DemoNodes> {
+/** Lag of the demo's lagging node: beyond the gateway's maxSlotLag (32), so the gateway routes around it. */
+export const DEMO_LAG = 100;
+
+/** The three nodes of one cluster; `wallet` (the demo key) is airdropped in the first slot. */
+export async function startDemoNodes(wallet: Signer): Promise<DemoNodes> {
+  const cluster = new Cluster();
   const sims = await Promise.all([
-    startSim({ id: 'sim-fast', port: 0 }),
-    startSim({ id: 'sim-slow', port: 0, latencyMs: [20, 60] }),
-    startSim({ id: 'sim-lagging', port: 0, lag: 100 }),
+    startSim({ id: 'sim-fast', port: 0, cluster }),
+    startSim({ id: 'sim-slow', port: 0, cluster, latencyMs: [20, 60], landingMs: 400 }),
+    startSim({ id: 'sim-lagging', port: 0, cluster, lag: DEMO_LAG }),
   ]);
+  // The chain lives in memory: each start funds the saved key again.
+  cluster.forward(cluster.ledger.airdropTx(wallet.pubkey, DEMO_AIRDROP_LAMPORTS, blockhashOf(sims[0]!.slot())), 0, 0);
   return {
     sims,
+    cluster,
     nodes: sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })),
     close: async () => {
       await Promise.all(sims.map((s) => s.close()));
@@ -32,6 +43,7 @@ export function demoBanner(
   brand: string,
   nodes: { id: string; url: string }[],
   consoleLogin: { url: string; email: string; password: string | null } | null,
+  wallet: { address: string; dataDir: string } | null = null,
 ): string {
   const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
   const ws = wsPort === 0 ? url.replace(/^http/, 'ws') : url.replace(/^http/, 'ws').replace(/:\d+$/, ':' + wsPort);
@@ -52,6 +64,15 @@ export function demoBanner(
     `  curl -s -i ${url}/api-token/wrong-token-0000000000 ${body}     # 401, code 7401`,
     `  npx jumpgate ws ${ws}/api-token/${token}/   # slots stream in (slotSubscribe)`,
     `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":true}'   # drop ${fast.id}'s WebSocket: the stream goes on`,
+    `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":false}'  # and take it back`,
+    ...(wallet === null
+      ? []
+      : [
+          '',
+          `A real transfer from the demo key ${wallet.address} (100 SOL at each start), through the gateway:`,
+          `  npx jumpgate transfer --url ${url}/api-token/${token}${wallet.dataDir === './data' ? '' : ` --key ${wallet.dataDir}/demo-wallet.json`}`,
+          '  # prints the signature going processed → confirmed → finalized and both balances moving',
+        ]),
     '',
     'Stop with Ctrl-C (SIGTERM/SIGINT finish in-flight requests first).',
     '',

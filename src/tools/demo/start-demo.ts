@@ -11,6 +11,7 @@ import type { FullStore } from '../../store/types.js';
 import { newAdminToken } from '../../token-format.js';
 import { ensureDemoAccount, type DemoAccount } from './account.js';
 import { demoBanner, startDemoNodes, type DemoNodes } from './nodes.js';
+import { ensureDemoWallet } from './wallet.js';
 
 export interface Demo {
   config: Config;
@@ -18,6 +19,8 @@ export interface Demo {
   store: FullStore;
   account: DemoAccount;
   nodes: DemoNodes;
+  /** The funded demo key's address, and the data directory holding its keypair file. */
+  wallet: { address: string; dataDir: string };
 }
 
 /** What the demo text needs from the started gateway. */
@@ -33,7 +36,8 @@ export async function prepareDemo(dataDir: string, port: number | undefined): Pr
   // The demo keeps its account store, account, stack and token under --data (default ./data).
   const store = await openStore(`sqlite://${join(dataDir, 'jumpgate.db')}`);
   const account = await ensureDemoAccount(store, dataDir);
-  const nodes = await startDemoNodes();
+  const signer = ensureDemoWallet(dataDir);
+  const nodes = await startDemoNodes(signer);
   // The demo's admin API gets a fresh token each run (printed by startedText); a busy port only skips it.
   const admin = { token: newAdminToken() };
   const ephemeral = port === 0;
@@ -43,14 +47,14 @@ export async function prepareDemo(dataDir: string, port: number | undefined): Pr
     console: ephemeral ? { port: 0 } : {},
     rpc: port === undefined ? {} : { port, wsPort: ephemeral ? 0 : port + 1 },
   });
-  return { config, store, account, nodes };
+  return { config, store, account, nodes, wallet: { address: signer.address, dataDir } };
 }
 
 /** The banner with ready-to-paste commands, and the admin API line when its listener is up. */
 export function startedText(demo: Demo, gw: StartedGateway): string {
   const { account, config } = demo;
   const consoleLogin = gw.console === null ? null : { url: gw.console.url, email: account.email, password: account.password };
-  let text = demoBanner(gw.url, gw.wsPort, account.token, config.headers.brand, demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin) + '\n';
+  let text = demoBanner(gw.url, gw.wsPort, account.token, config.headers.brand, demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin, demo.wallet) + '\n';
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
     text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;

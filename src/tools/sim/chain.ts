@@ -7,12 +7,37 @@ import { decodeBase58, encodeBase58 } from './base58.js';
 const GENESIS_SLOT = 300_000_000;
 const EPOCH_MS = Date.UTC(2026, 0, 1);
 const BLOCK_HEIGHT_OFFSET = 20_000_000;
-const ROOT_DISTANCE = 32;
+/** How far finalized trails processed by default, as on mainnet. */
+export const ROOT_DISTANCE = 32;
+/** Mainnet's epoch length (no warm-up epochs). */
+export const SLOTS_PER_EPOCH = 432_000;
+export const GENESIS_HASH = encodeBase58(createHash('sha256').update('jumpgate-sim-genesis').digest());
 /** How many slots a blockhash stays valid, as on Solana. */
 export const BLOCKHASH_VALID_SLOTS = 150;
 
 export function trueSlot(slotMs: number, now = Date.now()): number {
   return GENESIS_SLOT + Math.floor((now - EPOCH_MS) / slotMs);
+}
+
+/**
+ * The processed tip of the cluster: the shared clock names the finalized slot of an up-to-date
+ * node, so a node's default (finalized) getSlot equals trueSlot, as other test upstreams answer.
+ */
+export function tipSlot(slotMs: number, now = Date.now()): number {
+  return trueSlot(slotMs, now) + ROOT_DISTANCE;
+}
+
+/** The block time (Unix seconds) of a slot: when the clock reached it. */
+export function blockTimeOf(slot: number, slotMs: number): number {
+  return Math.floor((EPOCH_MS + (slot - ROOT_DISTANCE - GENESIS_SLOT) * slotMs) / 1000);
+}
+
+/** Whether the leader of `slot` skipped it; a pure function so every process agrees. */
+export function isSkipped(slot: number, skipRate: number): boolean {
+  if (skipRate <= 0) return false;
+  // Multiplicative hashing of the slot number: uniform enough for a rate.
+  const h = Math.imul(slot ^ (slot >>> 16), 0x45d9f3b) >>> 0;
+  return Math.imul(h ^ (h >>> 16), 0x45d9f3b) >>> 0 < skipRate * 0x100000000;
 }
 
 export function blockHeightOf(slot: number): number {

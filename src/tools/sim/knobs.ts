@@ -31,6 +31,31 @@ export interface SimKnobs {
   slowMs: number;
   /** Only requests calling one of these methods are slowed; [] = any method. */
   slowMethods: string[];
+  /** Slots confirmed trails processed. */
+  confirmDepth: number;
+  /** Slots finalized trails processed (32 on mainnet). */
+  finalizeDepth: number;
+  /** A transaction this node accepts lands after this many ms (forwarding to the leader). */
+  landingMs: number;
+  /** Fraction of accepted transactions that never land. */
+  txDropRate: number;
+  /** Slots of block history the node keeps; 0 keeps everything (an archive node). */
+  archiveSlots: number;
+  /**
+   * Blocks below the first available one come from long-term storage (BigTable): a skipped slot
+   * there answers -32009 instead of -32001.
+   */
+  longTermStorage: boolean;
+  /** The node is unhealthy ("behind") when its lag exceeds this, as Agave's health check. */
+  healthSlots: number;
+  /**
+   * The benchmark mode: keys the ledger never touched answer a deterministic account instead of
+   * null, any key string is accepted, bytes that are no transaction are acknowledged with a
+   * signature, and getIdentity names the node id (docs/simulator.md "Synthetic mode").
+   */
+  synthetic: boolean;
+  /** Fraction of slots skipped by their leader; a property of the cluster. */
+  skipRate: number;
 }
 
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
@@ -46,6 +71,15 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   slowRate: 0,
   slowMs: 0,
   slowMethods: [] as string[],
+  confirmDepth: 1,
+  finalizeDepth: 32,
+  landingMs: 0,
+  txDropRate: 0,
+  archiveSlots: 0,
+  longTermStorage: false,
+  healthSlots: 128,
+  synthetic: false,
+  skipRate: 0,
 });
 
 /** slowMs at most: a slowed request is still answered. */
@@ -88,7 +122,12 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         out.slotMs = uint(k, v, 1);
         break;
       case 'lag':
-        out.lag = uint(k, v, 0);
+      case 'confirmDepth':
+      case 'finalizeDepth':
+      case 'landingMs':
+      case 'archiveSlots':
+      case 'healthSlots':
+        out[k] = uint(k, v, 0);
         break;
       case 'latencyMs': {
         const ok = Array.isArray(v) && v.length === 2 && v.every((x) => typeof x === 'number' && x >= 0 && Number.isFinite(x));
@@ -110,6 +149,8 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
       case 'slowRate':
       case 'stallRate':
       case 'dropRate':
+      case 'txDropRate':
+      case 'skipRate':
         out[k] = rate(k, v);
         break;
       case 'failMode':
@@ -120,6 +161,8 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         break;
       case 'unhealthy':
       case 'wsDrop':
+      case 'synthetic':
+      case 'longTermStorage':
         if (typeof v !== 'boolean') throw new KnobError(k, `${k} must be true or false`);
         out[k] = v;
         break;
@@ -127,5 +170,8 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         throw new KnobError(k, `unknown knob ${k}`);
     }
   }
+  const confirm = out.confirmDepth;
+  const finalize = out.finalizeDepth;
+  if (confirm !== undefined && finalize !== undefined && confirm > finalize) throw new KnobError('confirmDepth', 'confirmDepth must be at most finalizeDepth');
   return out;
 }

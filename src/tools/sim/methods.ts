@@ -1,174 +1,133 @@
-// Solana method results as JSON fragments ('"result":…' or '"error":{…}') that the
-// envelope splices between the jsonrpc head and the raw id. Built by concatenation so
-// u64 values such as rentEpoch keep their exact digits and hot paths stay cheap.
+// Solana method results as JSON fragments ('"result":…' or '"error":{…}') that the envelope
+// splices between the jsonrpc head and the raw id. This file: the dispatch and the methods of
+// the chain itself (slots, blockhashes, epochs, health); accounts and transactions have theirs.
 
-import {
-  accountOf,
-  BLOCKHASH_VALID_SLOTS,
-  blockHeightOf,
-  blockhashOf,
-  signatureOf,
-  slotOfBlockhash,
-} from './chain.js';
+import { decodeBase58 } from './base58.js';
+import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockTimeOf, GENESIS_HASH, SLOTS_PER_EPOCH, slotOfBlockhash } from './chain.js';
+import { MethodEnv } from './env.js';
+import { ACCOUNT_METHODS } from './methods-accounts.js';
+import { TOKEN_METHODS } from './methods-token.js';
+import { TX_METHODS } from './methods-tx.js';
+import { Commitment, INVALID_PARAMS, invalidParams, METHOD_NOT_FOUND, readCfg, serverError, unhealthyError } from './params.js';
 
-export const METHOD_NOT_FOUND = '"error":{"code":-32601,"message":"Method not found"}';
-export const INVALID_PARAMS = '"error":{"code":-32602,"message":"Invalid params"}';
+export { MethodEnv } from './env.js';
+export { INVALID_PARAMS, METHOD_NOT_FOUND, unhealthyError } from './params.js';
 
-export function unhealthyError(slotsBehind: number | null): string {
-  return '"error":{"code":-32005,"message":"Node is unhealthy","data":{"numSlotsBehind":' + slotsBehind + '}}';
-}
+export type Handler = (params: unknown, env: MethodEnv) => string;
 
 const VERSION = '"result":{"feature-set":3294202862,"solana-core":"2.1.0"}';
 const HEALTH_OK = '"result":"ok"';
-const SIMULATE_VALUE =
-  '{"accounts":null,"err":null,"logs":["Program 11111111111111111111111111111111 invoke [1]",' +
-  '"Program 11111111111111111111111111111111 success"],"returnData":null,"unitsConsumed":150}}';
+const EPOCH_SCHEDULE =
+  '"result":{"firstNormalEpoch":0,"firstNormalSlot":0,"leaderScheduleSlotOffset":' + SLOTS_PER_EPOCH + ',"slotsPerEpoch":' + SLOTS_PER_EPOCH + ',"warmup":false}';
+/** Rent-exempt minimum per byte, and the 128 bytes of account overhead, as on mainnet. */
+const RENT_PER_BYTE = 6960;
+const ACCOUNT_OVERHEAD = 128;
 
-/** What one node knows while answering one request; slot strings are cached per slot. */
-export class MethodEnv {
-  slot = -1;
-  lag = 0;
-  unhealthy = false;
-  /** '"result":{"context":{…},"value":' for the current slot. */
-  ctx = '';
-  private latest = '';
-  readonly identity: string;
-
-  constructor(id: string) {
-    this.identity = '"result":{"identity":' + JSON.stringify(id) + '}';
-  }
-
-  at(slot: number): void {
-    if (slot === this.slot) return;
-    this.slot = slot;
-    this.ctx = '"result":{"context":{"apiVersion":"2.1.0","slot":' + slot + '},"value":';
-    this.latest = '';
-  }
-
-  latestBlockhash(): string {
-    if (this.latest === '') {
-      const value = '{"blockhash":"' + blockhashOf(this.slot) + '","lastValidBlockHeight":' + (blockHeightOf(this.slot) + BLOCKHASH_VALID_SLOTS) + '}}';
-      this.latest = this.ctx + value;
-    }
-    return this.latest;
-  }
+function arg(p: unknown, i: number): unknown {
+  return Array.isArray(p) ? p[i] : undefined;
 }
 
-// Encoded accounts are pure functions of the pubkey, so one cache serves every sim in the
-// process; the bound keeps a benchmark with random keys from growing without limit.
-const ACCOUNT_CACHE_MAX = 20_000;
-const accountCache = new Map<string, { lamports: number; json: string }>();
+/** Methods whose only parameter is a config object: its slot, or an error fragment. */
+function slotArg(p: unknown, env: MethodEnv, at = 0): number | string {
+  const cfg = readCfg(arg(p, at));
+  return cfg.error ?? env.slotFor(cfg);
+}
 
-function accountJson(lamports: number, data: Buffer, space: number): string {
+function health(env: MethodEnv): string {
+  if (env.knobs.unhealthy) return unhealthyError(env.knobs.lag > 0 ? env.knobs.lag : null);
+  const behind = env.behind();
+  return behind >= 0 ? unhealthyError(behind) : HEALTH_OK;
+}
+
+function blockTime(p: unknown, env: MethodEnv): string {
+  const slot = arg(p, 0);
+  if (typeof slot !== 'number' || !Number.isInteger(slot) || slot < 0) return INVALID_PARAMS;
+  const skipped = env.cluster.skipped(slot);
+  if (slot < env.firstAvailable()) {
+    // Agave without long-term storage stops here; with it, the block comes from there.
+    if (!env.knobs.longTermStorage) return serverError(-32001, 'Block ' + slot + ' cleaned up, does not exist on node. First available block: ' + env.firstAvailable());
+    if (skipped) return serverError(-32009, 'Slot ' + slot + ' was skipped, or missing in long-term storage');
+    return '"result":' + blockTimeOf(slot, env.cluster.slotMs);
+  }
+  if (slot > env.processed || (skipped && slot > env.views[Commitment.Finalized]!)) return serverError(-32004, 'Block not available for slot ' + slot);
+  if (skipped) return serverError(-32007, 'Slot ' + slot + ' was skipped, or missing due to ledger jump to recent snapshot');
+  return '"result":' + blockTimeOf(slot, env.cluster.slotMs);
+}
+
+function epochInfo(p: unknown, env: MethodEnv): string {
+  const slot = slotArg(p, env);
+  if (typeof slot === 'string') return slot;
+  const landed = env.cluster.ledger.landed;
+  let count = 0;
+  for (let i = landed.length - 1; i >= 0 && count === 0; i--) if (landed[i]!.slot <= slot) count = i + 1;
   return (
-    '{"data":["' +
-    data.toString('base64') +
-    '","base64"],"executable":false,"lamports":' +
-    lamports +
-    ',"owner":"11111111111111111111111111111111","rentEpoch":18446744073709551615,"space":' +
-    space +
-    '}'
+    '"result":{"absoluteSlot":' + slot + ',"blockHeight":' + blockHeightOf(slot) + ',"epoch":' + Math.floor(slot / SLOTS_PER_EPOCH) +
+    ',"slotIndex":' + (slot % SLOTS_PER_EPOCH) + ',"slotsInEpoch":' + SLOTS_PER_EPOCH + ',"transactionCount":' + count + '}'
   );
 }
 
-function cachedAccount(pubkey: string): { lamports: number; json: string } {
-  let hit = accountCache.get(pubkey);
-  if (hit === undefined) {
-    const a = accountOf(pubkey);
-    hit = { lamports: a.lamports, json: accountJson(a.lamports, a.data, a.data.length) };
-    if (accountCache.size >= ACCOUNT_CACHE_MAX) accountCache.delete(accountCache.keys().next().value!);
-    accountCache.set(pubkey, hit);
-  }
-  return hit;
+function blockhashValid(p: unknown, env: MethodEnv): string {
+  const hash = arg(p, 0);
+  if (typeof hash !== 'string') return INVALID_PARAMS;
+  const cfg = readCfg(arg(p, 1));
+  if (cfg.error !== null) return cfg.error;
+  const at = env.slotFor(cfg);
+  if (typeof at === 'string') return at;
+  // Agave parses the hash first: not base58 is Invalid, not 32 bytes is WrongSize.
+  if (hash.length > 44) return invalidParams('Invalid param: WrongSize');
+  const bytes = decodeBase58(hash);
+  if (bytes === null) return invalidParams('Invalid param: Invalid');
+  if (bytes.length !== 32) return invalidParams('Invalid param: WrongSize');
+  const s = slotOfBlockhash(hash);
+  const valid = s >= 0 && s <= at && at - s <= BLOCKHASH_VALID_SLOTS;
+  return '"result":{"context":{"apiVersion":"2.1.0","slot":' + at + '},"value":' + valid + '}';
 }
 
-interface Slice {
-  offset: number;
-  length: number;
+function rentExempt(p: unknown): string {
+  const n = arg(p, 0);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) return INVALID_PARAMS;
+  return '"result":' + (ACCOUNT_OVERHEAD + n) * RENT_PER_BYTE;
 }
-
-/** The dataSlice of a config object: null when absent, undefined when malformed. */
-function sliceOf(config: unknown): Slice | null | undefined {
-  if (config === undefined || config === null) return null;
-  if (typeof config !== 'object') return undefined;
-  const s = (config as { dataSlice?: unknown }).dataSlice;
-  if (s === undefined || s === null) return null;
-  if (typeof s !== 'object') return undefined;
-  const { offset, length } = s as { offset?: unknown; length?: unknown };
-  const ok = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
-  return ok(offset) && ok(length) ? { offset, length } : undefined;
-}
-
-function accountFor(pubkey: string, slice: Slice | null): string {
-  if (slice === null) return cachedAccount(pubkey).json;
-  const a = accountOf(pubkey);
-  return accountJson(a.lamports, a.data.subarray(slice.offset, slice.offset + slice.length), a.data.length);
-}
-
-function firstString(params: unknown): string | undefined {
-  if (!Array.isArray(params)) return undefined;
-  const p = params[0];
-  return typeof p === 'string' && p.length > 0 ? p : undefined;
-}
-
-type Handler = (params: unknown, env: MethodEnv) => string;
 
 const handlers = new Map<string, Handler>([
-  ['getHealth', (_p, env) => (env.unhealthy ? unhealthyError(env.lag > 0 ? env.lag : null) : HEALTH_OK)],
-  ['getSlot', (_p, env) => '"result":' + env.slot],
-  ['getBlockHeight', (_p, env) => '"result":' + blockHeightOf(env.slot)],
-  ['getIdentity', (_p, env) => env.identity],
+  ['getHealth', (_p, env) => health(env)],
+  [
+    'getSlot',
+    (p, env) => {
+      if (p === undefined) return env.slotText[Commitment.Finalized]!;
+      const s = slotArg(p, env);
+      return typeof s === 'string' ? s : '"result":' + s;
+    },
+  ],
+  [
+    'getBlockHeight',
+    (p, env) => {
+      const s = slotArg(p, env);
+      return typeof s === 'string' ? s : '"result":' + blockHeightOf(s);
+    },
+  ],
+  ['getIdentity', (_p, env) => env.identity()],
   ['getVersion', () => VERSION],
-  ['getLatestBlockhash', (_p, env) => env.latestBlockhash()],
+  ['getGenesisHash', () => '"result":"' + GENESIS_HASH + '"'],
+  ['getEpochSchedule', () => EPOCH_SCHEDULE],
   [
-    'isBlockhashValid',
+    'getLatestBlockhash',
     (p, env) => {
-      const hash = firstString(p);
-      if (hash === undefined) return INVALID_PARAMS;
-      const s = slotOfBlockhash(hash);
-      const valid = s >= 0 && s <= env.slot && env.slot - s <= BLOCKHASH_VALID_SLOTS;
-      return env.ctx + valid + '}';
+      const cfg = readCfg(arg(p, 0));
+      if (cfg.error !== null) return cfg.error;
+      const s = env.slotFor(cfg);
+      return typeof s === 'string' ? s : env.latestBlockhash(cfg.commitment);
     },
   ],
-  [
-    'getBalance',
-    (p, env) => {
-      const key = firstString(p);
-      return key === undefined ? INVALID_PARAMS : env.ctx + cachedAccount(key).lamports + '}';
-    },
-  ],
-  [
-    'getAccountInfo',
-    (p, env) => {
-      const key = firstString(p);
-      const slice = sliceOf((p as unknown[] | undefined)?.[1]);
-      if (key === undefined || slice === undefined) return INVALID_PARAMS;
-      return env.ctx + accountFor(key, slice) + '}';
-    },
-  ],
-  [
-    'getMultipleAccounts',
-    (p, env) => {
-      const keys: unknown = Array.isArray(p) ? p[0] : undefined;
-      const slice = sliceOf((p as unknown[] | undefined)?.[1]);
-      if (!Array.isArray(keys) || slice === undefined) return INVALID_PARAMS;
-      let out = env.ctx + '[';
-      for (let i = 0; i < keys.length; i++) {
-        const k: unknown = keys[i];
-        if (typeof k !== 'string' || k.length === 0) return INVALID_PARAMS;
-        out += (i === 0 ? '' : ',') + accountFor(k, slice);
-      }
-      return out + ']}';
-    },
-  ],
-  [
-    'sendTransaction',
-    (p) => {
-      const tx = firstString(p);
-      return tx === undefined ? INVALID_PARAMS : '"result":"' + signatureOf(tx) + '"';
-    },
-  ],
-  ['simulateTransaction', (p, env) => (firstString(p) === undefined ? INVALID_PARAMS : env.ctx + SIMULATE_VALUE)],
+  ['isBlockhashValid', blockhashValid],
+  ['getEpochInfo', epochInfo],
+  ['getBlockTime', blockTime],
+  ['getFirstAvailableBlock', (_p, env) => '"result":' + env.firstAvailable()],
+  ['minimumLedgerSlot', (_p, env) => '"result":' + env.firstAvailable()],
+  ['getMinimumBalanceForRentExemption', rentExempt],
+  ...ACCOUNT_METHODS,
+  ...TX_METHODS,
+  ...TOKEN_METHODS,
 ]);
 
 export const METHOD_NAMES: readonly string[] = [...handlers.keys()];

@@ -3,15 +3,16 @@
 
 import * as uWS from 'uWebSockets.js';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { trueSlot } from './chain.js';
+import { Cluster, sharedCluster } from './cluster.js';
 import { respond, type Exec } from './envelope.js';
-import { checkKnobs, DEFAULT_KNOBS, KNOB_NAMES, type SimKnobs } from './knobs.js';
+import { checkKnobs, DEFAULT_KNOBS, KnobError, KNOB_NAMES, type SimKnobs } from './knobs.js';
 import { callMethod, MethodEnv, unhealthyError } from './methods.js';
 import { SimWs, type WsStats } from './ws.js';
 
 export type { FailMode, SimKnobs } from './knobs.js';
 export { KnobError } from './knobs.js';
-export { blockHeightOf, blockhashOf, rootOf, trueSlot } from './chain.js';
+export { blockHeightOf, blockhashOf, rootOf, trueSlot, tipSlot } from './chain.js';
+export { Cluster, sharedCluster } from './cluster.js';
 
 export interface SimOptions extends Partial<SimKnobs> {
   id: string;
@@ -19,6 +20,11 @@ export interface SimOptions extends Partial<SimKnobs> {
   port: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /**
+   * The chain this node sees; default: the process's cluster for its slotMs, shared by every
+   * node started without one (docs/simulator.md "One cluster, many nodes").
+   */
+  cluster?: Cluster;
 }
 
 export interface SimStats extends WsStats {
@@ -40,8 +46,12 @@ export interface SimNode {
    * port was given and P+1 was taken (with port 0 the sim picks P so that P+1 is free).
    */
   readonly wsUrlPlusOne: string;
-  /** The current slot as served (after lag). */
+  /** The node's processed slot (the cluster's tip minus its lag). */
   slot(): number;
+  /** The node's slot at each commitment: [processed, confirmed, finalized]. */
+  views(): [number, number, number];
+  /** The chain this node sees. */
+  readonly cluster: Cluster;
   /** Changes knobs live; throws KnobError naming a bad knob. */
   set(knobs: Partial<SimKnobs>): void;
   knobs(): SimKnobs;
@@ -123,6 +133,8 @@ class Sim implements SimNode {
   private readonly env: MethodEnv;
   readonly app: TemplatedApp;
   private closed = false;
+  /** Whether the cluster was given (then slotMs cannot move the node to another). */
+  private readonly ownCluster: boolean;
 
   /** A call of the request being answered may be slowed (slowMethods; getHealth never is). */
   private slowable = false;
@@ -133,6 +145,10 @@ class Sim implements SimNode {
     return callMethod(method, params, this.env);
   };
 
+  get cluster(): Cluster {
+    return this.env.cluster;
+  }
+
   private readonly failing: Exec = (method) => {
     this.count(method);
     return unhealthyError(null);
@@ -141,11 +157,21 @@ class Sim implements SimNode {
   constructor(
     readonly id: string,
     knobs: SimKnobs,
+    cluster: Cluster | undefined,
   ) {
     this.state = knobs;
-    this.env = new MethodEnv(id);
+    this.ownCluster = cluster !== undefined;
+    this.env = new MethodEnv(id, knobs, cluster ?? sharedCluster(knobs.slotMs));
+    if (knobs.skipRate > 0) this.env.cluster.skipRate = knobs.skipRate;
     this.ws = new SimWs(
-      { slot: () => this.slot(), slotMs: () => this.state.slotMs, wsDrop: () => this.state.wsDrop },
+      {
+        env: () => {
+          this.env.refresh();
+          return this.env;
+        },
+        slotMs: () => this.state.slotMs,
+        wsDrop: () => this.state.wsDrop,
+      },
       this.stats,
     );
     this.app = uWS
@@ -157,7 +183,8 @@ class Sim implements SimNode {
       })
       // Solana's plain-HTTP health check, for probes that do not speak JSON-RPC.
       .get('/health', (res) => {
-        res.end(this.state.unhealthy ? 'behind' : 'ok');
+        this.env.refresh();
+        res.end(this.state.unhealthy || this.env.behind() >= 0 ? 'behind' : 'ok');
       })
       .post('/*', (res: Pending, req) => this.onRpc(res, req.getHeader('user-agent') === PROBE_AGENT))
       .any('/*', (res) => {
@@ -166,12 +193,28 @@ class Sim implements SimNode {
   }
 
   slot(): number {
-    return trueSlot(this.state.slotMs) - this.state.lag;
+    this.env.refresh();
+    return this.env.processed;
+  }
+
+  views(): [number, number, number] {
+    this.env.refresh();
+    const v = this.env.views;
+    return [v[0]!, v[1]!, v[2]!];
   }
 
   set(knobs: Partial<SimKnobs>): void {
     const checked = checkKnobs(knobs);
+    const confirm = checked.confirmDepth ?? this.state.confirmDepth;
+    if (confirm > (checked.finalizeDepth ?? this.state.finalizeDepth)) throw new KnobError('confirmDepth', 'confirmDepth must be at most finalizeDepth');
+    if (this.ownCluster && checked.slotMs !== undefined && checked.slotMs !== this.env.cluster.slotMs) {
+      throw new KnobError('slotMs', `slotMs is the cluster's (${this.env.cluster.slotMs}): start another cluster for another slot time`);
+    }
     Object.assign(this.state, checked);
+    if (checked.skipRate !== undefined) this.env.cluster.skipRate = checked.skipRate;
+    // Slot time belongs to a cluster: a node on the process's clusters moves to that slot time's.
+    if (checked.slotMs !== undefined && !this.ownCluster && checked.slotMs !== this.env.cluster.slotMs) this.env.cluster = sharedCluster(checked.slotMs);
+    this.env.refresh(true);
     if (checked.wsDrop === true) this.ws.dropAll(1001, 'wsDrop');
   }
 
@@ -223,9 +266,7 @@ class Sim implements SimNode {
       rpcError = !http500;
     }
     // Parsed even when the answer is withheld so stats show what reached the node.
-    this.env.at(this.slot());
-    this.env.lag = k.lag;
-    this.env.unhealthy = k.unhealthy;
+    this.env.refresh();
     this.slowable = false;
     const text = respond(body, rpcError ? this.failing : this.ok, this.stats);
     // A draw of its own, so slowRate does not shift the fail and stall bands.
@@ -307,5 +348,9 @@ export async function startSim(opts: SimOptions): Promise<SimNode> {
   const given: Record<string, unknown> = {};
   for (const k of KNOB_NAMES) given[k] = opts[k];
   const knobs: SimKnobs = { ...DEFAULT_KNOBS, latencyMs: [0, 0], ...checkKnobs(given) };
-  return new Sim(opts.id, knobs).listen(opts.host ?? '127.0.0.1', opts.port);
+  if (opts.cluster !== undefined && opts.slotMs === undefined) knobs.slotMs = opts.cluster.slotMs;
+  if (opts.cluster !== undefined && knobs.slotMs !== opts.cluster.slotMs) throw new KnobError('slotMs', `slotMs ${knobs.slotMs} differs from the cluster's ${opts.cluster.slotMs}`);
+  const sim = new Sim(opts.id, knobs, opts.cluster);
+  if (!knobs.synthetic) sim.cluster.ledger.warm();
+  return sim.listen(opts.host ?? '127.0.0.1', opts.port);
 }

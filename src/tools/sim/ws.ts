@@ -1,13 +1,16 @@
-// The simulated node's WebSocket (PubSub) part: slotSubscribe, rootSubscribe,
-// accountSubscribe and their unsubscribes, with notifications in Solana's exact shapes.
-// One timer per sim drives every subscription; each notification is built once per tick
-// and kind (per account group) and only the subscription id is spliced in per socket.
+// The simulated node's WebSocket (PubSub) part: slotSubscribe, rootSubscribe and their
+// unsubscribes here, the ledger's subscriptions (account, signature, logs, program) in
+// ws-ledger.ts, with notifications in Solana's exact shapes. One timer per sim drives every
+// subscription; slot, root and synthetic-account notifications are built once per tick and
+// kind (per account group) and only the subscription id is spliced in per socket.
 
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
-import { encodeBase58 } from './base58.js';
-import { accountOf, rootOf, trueSlot } from './chain.js';
+import { trueSlot } from './chain.js';
 import { PARSE_ERROR } from './envelope.js';
-import { INVALID_PARAMS, METHOD_NOT_FOUND } from './methods.js';
+import type { MethodEnv } from './env.js';
+import { INVALID_PARAMS, METHOD_NOT_FOUND } from './params.js';
+import { LedgerSubs, type LedgerKind } from './ws-ledger.js';
+import { accountKey, syntheticGroup, type SyntheticGroup } from './ws-synthetic.js';
 import { arrayElements, ID_KEY, memberSpan, trimmedSpan } from '../../rpc/scan.js';
 
 export interface WsStats {
@@ -23,8 +26,8 @@ export interface WsStats {
 
 /** What the hub needs from its node. */
 export interface WsHost {
-  /** The slot as served (lag applied). */
-  slot(): number;
+  /** The node's views, refreshed to now. */
+  env(): MethodEnv;
   slotMs(): number;
   /** While true, upgrades are refused with 503. */
   wsDrop(): boolean;
@@ -33,10 +36,18 @@ export interface WsHost {
 const enum Kind {
   Slot = 0,
   Root = 1,
+  /** A synthetic account (synthetic mode, a key the ledger never touched): notified every few slots. */
   Account = 2,
+  /** account, signature, logs or program: ws-ledger.ts. */
+  Ledger = 3,
 }
 
 const SUBSCRIBE = ['slotSubscribe', 'rootSubscribe', 'accountSubscribe'] as const;
+const UNSUBSCRIBE: Record<string, LedgerKind> = {
+  signatureUnsubscribe: 'signature',
+  logsUnsubscribe: 'logs',
+  programUnsubscribe: 'program',
+};
 
 /** Per-connection state: its live subscription ids and their kinds. */
 export interface Conn {
@@ -45,14 +56,9 @@ export interface Conn {
 
 type Socket = WebSocket<Conn>;
 
-/** Account subscriptions that share a pubkey and encoding share one notification text. */
-interface AccountGroup {
+/** Synthetic-account subscriptions that share a pubkey and encoding share one notification text. */
+interface AccountGroup extends SyntheticGroup {
   key: string;
-  /** '{"data":…,"executable":false,"lamports":' */
-  head: string;
-  lamports: number;
-  /** ',"owner":…,"space":N}' */
-  tail: string;
   subs: Map<number, Socket>;
 }
 
@@ -73,11 +79,6 @@ export const ACCOUNT_EVERY_SLOTS = 4;
 const MAX_BUFFERED = 4 * 1024 * 1024;
 /** After a late timer, missed slots are notified one by one up to this many. */
 const MAX_CATCH_UP = 16;
-const ENCODINGS = new Set(['binary', 'base58', 'base64', 'jsonParsed']);
-/** As on Solana, base58 data longer than this is replaced by an error string. */
-const MAX_BASE58_BYTES = 128;
-const BS58_TOO_LARGE = 'error: data too large for bs58 encoding';
-const COMMITMENTS = new Set(['processed', 'confirmed', 'finalized']);
 /** Lamports of a subscribed account move with the slot so notifications differ. */
 const LAMPORT_CYCLE = 1_000_000;
 
@@ -105,27 +106,6 @@ function unsubscribeId(p: unknown): number {
   return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : -1;
 }
 
-/** The group key of accountSubscribe params, or null when malformed. */
-function accountKey(p: unknown): { pubkey: string; encoding: string } | null {
-  if (!Array.isArray(p) || p.length < 1 || p.length > 2) return null;
-  const pubkey: unknown = p[0];
-  if (typeof pubkey !== 'string' || pubkey.length === 0) return null;
-  const cfg: unknown = p[1];
-  // Solana's PubSub default is the legacy 'binary': data as a bare base58 string.
-  let encoding = 'binary';
-  if (cfg !== undefined && cfg !== null) {
-    if (typeof cfg !== 'object' || Array.isArray(cfg)) return null;
-    const { encoding: e, commitment: c } = cfg as { encoding?: unknown; commitment?: unknown };
-    if (e !== undefined && e !== null) {
-      if (typeof e !== 'string' || !ENCODINGS.has(e)) return null;
-      // System-owned data does not parse, so jsonParsed falls back to base64 as on Solana.
-      encoding = e === 'jsonParsed' ? 'base64' : e;
-    }
-    if (c !== undefined && c !== null && (typeof c !== 'string' || !COMMITMENTS.has(c))) return null;
-  }
-  return { pubkey, encoding };
-}
-
 export class SimWs {
   readonly behavior: WebSocketBehavior<Conn>;
   private nextId = 0;
@@ -134,6 +114,9 @@ export class SimWs {
   private readonly rootSubs = new Map<number, Socket>();
   private readonly accountSubs = new Map<number, AccountGroup>();
   private readonly groups = new Map<string, AccountGroup>();
+  private readonly ledgerSubs = new LedgerSubs();
+  /** Subscribe method per live ledger subscription, for stats. */
+  private readonly ledgerMethods = new Map<number, string>();
   private timer: NodeJS.Timeout | null = null;
   private lastSlot = -1;
   private lastRoot = -1;
@@ -244,65 +227,74 @@ export class SimWs {
       case 'rootSubscribe':
         return noParams(params) ? this.add(ws, Kind.Root, null) : INVALID_PARAMS;
       case 'accountSubscribe': {
-        const key = accountKey(params);
-        return key === null ? INVALID_PARAMS : this.add(ws, Kind.Account, this.group(key.pubkey, key.encoding));
+        const env = this.host.env();
+        const pubkey: unknown = Array.isArray(params) ? params[0] : undefined;
+        if (env.knobs.synthetic && typeof pubkey === 'string' && !env.cluster.ledger.knows(pubkey)) {
+          const key = accountKey(params);
+          return key === null ? INVALID_PARAMS : this.add(ws, Kind.Account, this.group(key.pubkey, key.encoding));
+        }
+        return this.addLedger(ws, method, params);
       }
+      case 'signatureSubscribe':
+      case 'logsSubscribe':
+      case 'programSubscribe':
+        return this.addLedger(ws, method, params);
       case 'slotUnsubscribe':
         return this.unsubscribe(ws, Kind.Slot, params);
       case 'rootUnsubscribe':
         return this.unsubscribe(ws, Kind.Root, params);
       case 'accountUnsubscribe':
-        return this.unsubscribe(ws, Kind.Account, params);
+        return ws.getUserData().subs.get(unsubscribeId(params)) === Kind.Ledger ? this.unsubscribe(ws, Kind.Ledger, params, 'account') : this.unsubscribe(ws, Kind.Account, params);
+      case 'signatureUnsubscribe':
+      case 'logsUnsubscribe':
+      case 'programUnsubscribe':
+        return this.unsubscribe(ws, Kind.Ledger, params, UNSUBSCRIBE[method]);
       default:
         return METHOD_NOT_FOUND;
     }
   }
 
+  private addLedger(ws: Socket, method: string, params: unknown): string {
+    const sub = this.ledgerSubs.parse(method, params, ws as WebSocket<unknown>);
+    if (typeof sub === 'string') return sub;
+    const startsTimer = this.timer === null;
+    const answer = this.add(ws, Kind.Ledger, null, method);
+    const id = this.nextId - 1;
+    this.ledgerSubs.add(id, sub);
+    if (startsTimer) this.ledgerSubs.start(this.host.env());
+    return answer;
+  }
+
   private group(pubkey: string, encoding: string): AccountGroup {
     const key = encoding + ':' + pubkey;
-    let g = this.groups.get(key);
-    if (g === undefined) {
-      const a = accountOf(pubkey);
-      let data: string;
-      if (encoding === 'base64') data = '["' + a.data.toString('base64') + '","base64"]';
-      else {
-        const b58 = a.data.length <= MAX_BASE58_BYTES ? encodeBase58(a.data) : BS58_TOO_LARGE;
-        data = encoding === 'base58' ? '["' + b58 + '","base58"]' : '"' + b58 + '"';
-      }
-      g = {
-        key,
-        head: '{"data":' + data + ',"executable":false,"lamports":',
-        lamports: a.lamports,
-        tail: ',"owner":"11111111111111111111111111111111","rentEpoch":18446744073709551615,"space":' + a.data.length + '}',
-        subs: new Map(),
-      };
-      this.groups.set(key, g);
-    }
+    let g = this.groups.get(key) as AccountGroup | undefined;
+    if (g === undefined) this.groups.set(key, (g = { ...syntheticGroup(pubkey, encoding), key, subs: new Map() }));
     return g;
   }
 
-  private add(ws: Socket, kind: Kind, group: AccountGroup | null): string {
+  private add(ws: Socket, kind: Kind, group: AccountGroup | null, method = ''): string {
     const id = this.nextId++;
     ws.getUserData().subs.set(id, kind);
     if (kind === Kind.Slot) this.slotSubs.set(id, ws);
     else if (kind === Kind.Root) this.rootSubs.set(id, ws);
+    else if (kind === Kind.Ledger) this.ledgerMethods.set(id, method);
     else {
       group!.subs.set(id, ws);
       this.accountSubs.set(id, group!);
     }
     const st = this.stats;
     st.wsSubscriptions++;
-    const m = SUBSCRIBE[kind];
+    const m = kind === Kind.Ledger ? method : SUBSCRIBE[kind];
     st.wsSubscriptionsByMethod.set(m, (st.wsSubscriptionsByMethod.get(m) ?? 0) + 1);
     this.startTimer();
     return '"result":' + id;
   }
 
-  private unsubscribe(ws: Socket, kind: Kind, params: unknown): string {
+  private unsubscribe(ws: Socket, kind: Kind, params: unknown, ledgerKind?: LedgerKind): string {
     const id = unsubscribeId(params);
     if (id < 0) return INVALID_PARAMS;
     const subs = ws.getUserData().subs;
-    if (subs.get(id) !== kind) return INVALID_SUB_ID;
+    if (subs.get(id) !== kind || (kind === Kind.Ledger && this.ledgerSubs.kindOf(id) !== ledgerKind)) return INVALID_SUB_ID;
     subs.delete(id);
     this.remove(id, kind);
     return TRUE;
@@ -310,8 +302,10 @@ export class SimWs {
 
   /** Forgets a live subscription (the connection's own map is the caller's business). */
   private remove(id: number, kind: Kind): void {
+    let m: string;
     if (kind === Kind.Slot) this.slotSubs.delete(id);
     else if (kind === Kind.Root) this.rootSubs.delete(id);
+    else if (kind === Kind.Ledger) this.ledgerSubs.remove(id);
     else {
       const g = this.accountSubs.get(id);
       this.accountSubs.delete(id);
@@ -320,9 +314,12 @@ export class SimWs {
         if (g.subs.size === 0) this.groups.delete(g.key);
       }
     }
+    if (kind === Kind.Ledger) {
+      m = this.ledgerMethods.get(id) ?? '';
+      this.ledgerMethods.delete(id);
+    } else m = SUBSCRIBE[kind];
     const st = this.stats;
     st.wsSubscriptions--;
-    const m = SUBSCRIBE[kind];
     const n = (st.wsSubscriptionsByMethod.get(m) ?? 1) - 1;
     if (n > 0) st.wsSubscriptionsByMethod.set(m, n);
     else st.wsSubscriptionsByMethod.delete(m);
@@ -332,8 +329,10 @@ export class SimWs {
   private startTimer(): void {
     if (this.timer !== null || this.closed) return;
     // The first notification is for the next slot, as on a real node.
-    this.lastSlot = this.host.slot();
-    this.lastRoot = rootOf(this.lastSlot);
+    const env = this.host.env();
+    this.lastSlot = env.processed;
+    this.lastRoot = env.views[2]!;
+    this.ledgerSubs.start(env);
     this.schedule();
   }
 
@@ -350,18 +349,26 @@ export class SimWs {
   private readonly tick = (): void => {
     this.timer = null;
     if (this.closed || this.stats.wsSubscriptions === 0) return;
-    const slot = this.host.slot();
+    const env = this.host.env();
+    const slot = env.processed;
     if (slot !== this.lastSlot) {
       // A late timer notifies the slots it missed; a jump (lag changed) notifies only the new one.
       const from = slot > this.lastSlot && slot - this.lastSlot <= MAX_CATCH_UP ? this.lastSlot + 1 : slot;
-      for (let s = from; s <= slot; s++) this.notify(s);
+      const depth = slot - env.views[2]!;
+      for (let s = from; s <= slot; s++) this.notify(s, s - depth);
       this.lastSlot = slot;
     }
-    this.schedule();
+    if (this.ledgerSubs.size > 0) this.ledgerSubs.tick(env, send as (ws: WebSocket<unknown>, text: string) => void, this.fired);
+    if (this.timer === null && this.stats.wsSubscriptions > 0) this.schedule();
   };
 
-  private notify(slot: number): void {
-    const root = rootOf(slot);
+  /** A signature subscription that notified: gone, as on Agave. */
+  private readonly fired = (id: number, ws: WebSocket<unknown>): void => {
+    (ws as Socket).getUserData().subs.delete(id);
+    this.remove(id, Kind.Ledger);
+  };
+
+  private notify(slot: number, root: number): void {
     if (this.slotSubs.size > 0) {
       const prefix = SLOT_HEAD + (slot - 1) + ',"root":' + root + ',"slot":' + slot + '}' + SUB_MID;
       for (const [id, ws] of this.slotSubs) send(ws, prefix + id + TAIL);
