@@ -9,6 +9,7 @@
 // pick, into fields the call carries from its constructor on.
 
 import { Byte } from '../rpc/bytes.js';
+import { routable, type NodeView } from '../routing/node-view.js';
 import { skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
@@ -17,8 +18,7 @@ import { readFields, SolanaFields } from './request-fields.js';
 import { lastBlockhash, readRecentBlockhash, TxRead } from './transaction-bytes.js';
 
 /** What the router reads of a node. */
-export interface FreshNode {
-  readonly bit: number;
+export interface FreshNode extends NodeView {
   readonly chain: ChainView;
 }
 
@@ -34,6 +34,8 @@ export interface FreshCall {
   needCommitment: number;
   /** The blockhash's slot (a processed slot the node must have reached); -1 none, -2 not known yet. */
   hashSlot: number;
+  /** The commitment of the send's preflight, at which the node must have the blockhash (Agave's default: finalized). */
+  hashCommitment: number;
   /** The blockhash while its slot is not known yet (looked up again on every pick). */
   hash: Uint8Array | null;
   /** The wait is over: the call goes to the freshest node. */
@@ -127,7 +129,7 @@ export class FreshRouting {
       }
       known = true;
       if (call.needSlot >= 0 && n.chain.slot(call.needCommitment) < call.needSlot) mask |= n.bit;
-      else if (call.hashSlot === -2 || (call.hashSlot >= 0 && processed < call.hashSlot)) mask |= n.bit;
+      else if (call.hashSlot === -2 || (call.hashSlot >= 0 && n.chain.slot(call.hashCommitment) < call.hashSlot)) mask |= n.bit;
     }
     return known ? mask : 0;
   }
@@ -137,14 +139,15 @@ export class FreshRouting {
     return call.needSlot >= 0 ? this.minContextSlotWaitMs : this.blockhashWaitMs;
   }
 
-  /** The node with the highest slot at the call's commitment among those `usable` allows; -1 when none. */
-  freshest(nodes: readonly FreshNode[], call: FreshCall, usable: (i: number) => boolean): number {
-    const c = call.needSlot >= 0 ? call.needCommitment : Commitment.Processed;
+  /** The routable node the call has not tried with the highest slot at its commitment; -1 when none. */
+  freshest(nodes: readonly FreshNode[], call: FreshCall & { readonly tried: number }): number {
+    const c = call.needSlot >= 0 ? call.needCommitment : call.hashCommitment;
     let best = -1;
     let bestSlot = -1;
     for (let i = 0; i < nodes.length; i++) {
-      if (!usable(i)) continue;
-      const s = nodes[i]!.chain.slot(c);
+      const n = nodes[i]!;
+      if (!routable(n) || (n.bit & call.tried) !== 0) continue;
+      const s = n.chain.slot(c);
       if (s > bestSlot) {
         bestSlot = s;
         best = i;
@@ -172,6 +175,8 @@ export class FreshRouting {
       call.needCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
     }
     if (!send || fields.txStart < 0) return;
+    // Preflight checks the blockhash against the bank at preflightCommitment (Agave's default: finalized).
+    call.hashCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
     if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) !== TxRead.Ok) return;
     const s = this.book.slotOf(lastBlockhash.hash, 0);
     if (s >= 0) call.hashSlot = s;

@@ -145,6 +145,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   needSlot = -1;
   needCommitment = 0;
   hashSlot = -1;
+  hashCommitment = 0;
   hash: Uint8Array | null = null;
   freshExpired = false;
   freshRetried = false;

@@ -43,11 +43,6 @@ export class NodePool implements Router {
   readonly fresh: FreshRouting | null;
   /** The last pick found no node only because the others are behind what the call needs: onNoNode() parks it. */
   private freshWaiting = false;
-  private freshTried = 0;
-  private readonly freshUsable = (i: number): boolean => {
-    const n = this.nodes[i]!;
-    return routable(n) && (n.bit & this.freshTried) === 0;
-  };
   /** Bits of the nodes labelled `history: archive`: "not available" answers are retried there. */
   private archiveBits = 0;
   /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
@@ -120,7 +115,8 @@ export class NodePool implements Router {
     // What it routes is a call (a coalescing probe carries only slot, tried and method).
     const fc = fresh !== null && this.chainWatch && (call as Partial<FreshCall>).freshRead !== undefined ? (call as RouteRequest & FreshCall) : null;
     if (fc !== null) {
-      if (fc.freshExpired) return this.freshest(fc);
+      // The wait for a qualifying node is over: the freshest routable node the call has not tried.
+      if (fc.freshExpired) return this.nodes[fresh!.freshest(this.nodes, fc)] ?? null;
       behind = fresh!.excluded(this.nodes, fc);
       if (fc.archiveOnly) behind |= ~this.archiveBits;
     }
@@ -141,12 +137,7 @@ export class NodePool implements Router {
     return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
   }
 
-  /** The wait for a qualifying node is over: the freshest routable node the call has not tried. */
-  private freshest(call: RouteRequest & FreshCall): UpstreamNode | null {
-    this.freshTried = call.tried;
-    const i = this.fresh!.freshest(this.nodes, call, this.freshUsable);
-    return i < 0 ? null : this.nodes[i]!;
-  }
+
 
   /**
    * Key affinity: the slot's primary node while it is healthy (or merely lagging), else the
