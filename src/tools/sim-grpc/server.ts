@@ -44,6 +44,8 @@ export interface SimGrpcSource {
   readonly slotMs: number;
   /** Open Subscribe streams. */
   streams(): number;
+  /** The from_slot of the last request that carried one. */
+  readonly lastFromSlot: number | null;
   /** Wall-clock ms at which `slot` began. */
   slotStart(slot: number): number;
   /** Stops abruptly (connections reset), keeping the port number for `restart`. */
@@ -110,6 +112,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
   };
 
   let lastTip = trueSlot(slotMs);
+  let lastFromSlot: number | null = null;
   let ticker: NodeJS.Timeout | null = null;
   const tick = (): void => {
     const tip = trueSlot(slotMs);
@@ -162,6 +165,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
       }
       const tip = trueSlot(slotMs);
       const from = req.fromSlot;
+      if (from !== undefined) lastFromSlot = from;
       if (from !== undefined && from <= tip) {
         if (tip - from > MAX_REPLAY_SLOTS) {
           gone();
@@ -241,6 +245,9 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
     knobs,
     slotMs,
     streams: () => streams.size,
+    get lastFromSlot() {
+      return lastFromSlot;
+    },
     slotStart,
     kill: () => {
       stop();
