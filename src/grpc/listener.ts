@@ -108,8 +108,12 @@ function subscribeHandler(hub: GrpcHub, o: GrpcListenerOptions, metrics: GrpcMet
       try {
         hub.place(s, compileFilters(req, o.limits), req.fromSlot);
       } catch (e) {
-        if (!(e instanceof FilterError) && !(e instanceof FromSlotError)) throw e;
-        s.end(grpc.status.INVALID_ARGUMENT, e.message);
+        if (e instanceof FilterError || e instanceof FromSlotError) s.end(grpc.status.INVALID_ARGUMENT, e.message);
+        else {
+          // A bug, not the client's doing: this stream ends, the listener stays up.
+          o.log.error({ err: e }, 'grpc subscribe request failed');
+          s.end(grpc.status.INTERNAL, 'internal error');
+        }
       }
     });
     // The end of the client's requests ends the stream, as on Yellowstone: it is how the official
