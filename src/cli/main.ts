@@ -15,6 +15,9 @@ commands:
       [--fail-rate F] [--fail-mode http500|rpc-error|mixed] [--stall-rate F] [--drop-rate F]
       [--slow-rate F --slow-ms MS [--slow-methods m1,m2]]
                        run one simulated Solana node
+  sim-grpc --port P [--slot-ms 400] [--seed S] [--accounts N] [--transactions N]
+           [--delay-ms MS] [--jitter-ms MS] [--drop-rate F] [--stall-rate F --stall-ms MS]
+                       run one simulated Yellowstone gRPC source (docs/grpc.md)
   nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]
@@ -36,6 +39,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./start.js')).runStart(rest);
     case 'sim':
       return (await import('./sim.js')).runSimCli(rest);
+    case 'sim-grpc':
+      return (await import('./sim-grpc.js')).runSimGrpcCli(rest);
     case 'bench':
       process.exitCode = await (await import('./bench.js')).runBenchCli(rest);
       return;
