@@ -12,6 +12,7 @@
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
+//   grpc    Yellowstone gRPC: two jittery simulated sources, N subscribers through jumpgate against each source direct (--grpc-subscribers N)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --readme prints the README
@@ -26,6 +27,7 @@ import { badInputTable, runBadInput } from './bad-input.js';
 import { broadcastTable, coalesceTable, hedgeTable, runBroadcast, runCoalesce, runHedge } from './calls.js';
 import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
+import { grpcTable, runGrpcBench } from './grpc.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { isolationTable, runIsolation } from './isolation.js';
@@ -37,10 +39,10 @@ import { runS7, s7Table } from './s7.js';
 import { consoleTable, httpTable, readmeTables, setup, setupText, wsTable } from './tables.js';
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic', 'grpc'] as const;
 type Name = (typeof ALL)[number];
 
-const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
+const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--readme] [--baseline DIR] [--s2-rate R] [--ws-clients N] [--grpc-subscribers N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
 
 function parseCommandLine() {
   return parseArgs({
@@ -54,6 +56,7 @@ function parseCommandLine() {
       's2-rate': { type: 'string' },
       baseline: { type: 'string' },
       'ws-clients': { type: 'string' },
+      'grpc-subscribers': { type: 'string' },
     },
   });
 }
@@ -217,6 +220,13 @@ async function runOne(name: Name): Promise<void> {
       const r = await runS7({ quick, log });
       console.log('\n' + s7Table(r));
       results.s7 = r;
+      break;
+    }
+    case 'grpc': {
+      const subscribers = values['grpc-subscribers'] === undefined ? (quick ? 20 : 500) : Number(values['grpc-subscribers']);
+      const r = await runGrpcBench({ subscribers, seconds: quick ? 5 : 20, log });
+      console.log('\n' + grpcTable(r));
+      results.grpc = r;
       break;
     }
     case 'monotonic': {
