@@ -125,6 +125,22 @@ t.test('a source killed mid-stream: no update missing; it resubscribes with from
   t.equal(sub.error, null, 'the client stream never broke');
 });
 
+t.test('a source that stalls (streams open, nothing sent): nothing missing; it is resubscribed', async (t) => {
+  const h = await harness(t);
+  const sub = await subscribe(h.url, TOKEN, EVERYTHING);
+  t.teardown(() => sub.close());
+  await eventually('5 slots', () => new Set(processedTips(sub)).size >= 5, 20_000);
+  h.sources[1]!.knobs.hang = true;
+  await eventually('the stalled source was resubscribed', async () => /jumpgate_grpc_source_reconnects_total\{source="src1"\} [1-9]/.test(await h.gw.metrics.registry.metrics()), 10_000);
+  const at = Math.max(...processedTips(sub));
+  await eventually('5 slots more from the other source', () => Math.max(...processedTips(sub)) >= at + 5, 10_000);
+  h.sources[1]!.knobs.hang = false;
+  await eventually('5 slots more', () => Math.max(...processedTips(sub)) >= at + 10, 10_000);
+  const tips = processedTips(sub);
+  const [missing, dup] = tally(sub, expected(new GeneratedFeed(), tips[1]!, tips[tips.length - 1]! - 2));
+  t.same([missing, dup, sub.error], [0, 0, null], 'nothing missing or twice, the client stream intact');
+});
+
 t.test('a client that does not read is closed with RESOURCE_EXHAUSTED while ten others keep up', async (t) => {
   const h = await harness(t, { accountsPerSlot: 64, accountPool: 64 }, { maxQueuedMessages: 64, maxStreamsPerToken: 20 });
   const others = await Promise.all(Array.from({ length: 10 }, () => subscribe(h.url, TOKEN, EVERYTHING)));
