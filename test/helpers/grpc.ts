@@ -29,7 +29,7 @@ export interface GrpcHarness {
   close(): Promise<void>;
 }
 
-export async function startGrpcHarness(opts: { sources?: SimGrpcOptions[]; grpc?: Record<string, unknown>; limits?: Record<string, unknown> } = {}): Promise<GrpcHarness> {
+export async function startGrpcHarness(opts: { sources?: SimGrpcOptions[]; grpc?: Record<string, unknown>; limits?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<GrpcHarness> {
   const sources = await Promise.all((opts.sources ?? [{}]).map((o, i) => startSimGrpcSource({ slotMs: SLOT_MS, seed: 100 + i, ...o })));
   const config = resolveConfig({
     rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 },
@@ -44,6 +44,7 @@ export async function startGrpcHarness(opts: { sources?: SimGrpcOptions[]; grpc?
     workers: { threads: 0 },
     log: { level: 'silent' },
     grpc: { sources: sources.map((s, i) => ({ id: `src${i}`, url: s.url })), ...opts.grpc, limits: { ...opts.limits } },
+    ...opts.config,
   });
   const gw = await startGateway(config, { log: silentLogger(), store: null, grpcEphemeral: true });
   return {
