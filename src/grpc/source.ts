@@ -57,7 +57,6 @@ export class SourceLink {
   private fromSlotOk = true;
   private askedFromSlot = false;
   lastSlot = 0;
-  lastMessageAt = performance.now();
   /** When another source first delivered something this one has not followed with any message (0: not behind). */
   behindSince = 0;
   reconnects = 0;
@@ -97,11 +96,9 @@ export class SourceLink {
     if (this.askedFromSlot) req.fromSlot = this.lastSlot;
     const call = this.client.makeBidiStreamRequest(SUBSCRIBE_PATH, identity, identity, sourceMetadata(this.config.xToken));
     this.call = call;
-    this.lastMessageAt = performance.now();
     let delivered = false;
     this.behindSince = 0;
     call.on('data', (buf: Buffer) => {
-      this.lastMessageAt = performance.now();
       this.behindSince = 0;
       let u: Update;
       try {
