@@ -63,7 +63,7 @@ class Subscriber {
   readonly counts = new Map<string, number>();
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<Buffer, Buffer>;
-  constructor(target: string, token: string | null, window: () => [number, number] | null) {
+  constructor(target: string, token: string | null, window: () => [number, number]) {
     this.client = new grpc.Client(target, grpc.credentials.createInsecure());
     const md = new grpc.Metadata();
     if (token !== null) md.set('x-token', token);
@@ -73,7 +73,6 @@ class Subscriber {
     this.call.on('data', (b: Buffer) => {
       const at = performance.timeOrigin + performance.now();
       const w = window();
-      if (w === null) return;
       const u = readUpdate(b);
       const tip = u.kind === KIND_SLOT ? u.slot + COMMITMENT_DEPTH[Math.min(u.status, 2) as 0 | 1 | 2] : u.slot;
       if (tip < w[0] || tip > w[1]) return;
@@ -102,52 +101,60 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
   const adminPort = await freePort();
   const sources = sims.slice(0, 2).map((s, i) => `{ id: src${i}, url: "${s.url}" }`).join(', ');
   const gw = await startGatewayProc([{ id: 'n0', url: node.url }], TOKEN, `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\ngrpc: { host: 127.0.0.1, port: ${grpcPort}, sources: [${sources}], limits: { maxStreamsPerToken: ${opts.subscribers + 10} } }`);
-  const subs: Subscriber[] = [];
+  let load: ReturnType<typeof spawn> | null = null;
   try {
     await waitForPort(gw.child, grpcPort, 'gateway gRPC');
-    let window: [number, number] | null = null;
-    const w = (): [number, number] | null => window;
-    const direct = sims.slice(0, 2).map((s) => new Subscriber(s.url.replace('http://', ''), null, w));
-    for (let i = 0; i < opts.subscribers; i++) subs.push(new Subscriber(`127.0.0.1:${grpcPort}`, TOKEN, w));
-    // Let every stream open and the upstream union settle before measuring.
-    await new Promise((r) => setTimeout(r, 2000));
-    const from = trueSlot(SLOT_MS) + 2;
+    // The window starts once every subscriber had time to open its stream and the upstream
+    // union settled; the N-1 load subscribers run in a child process, off this event loop,
+    // so the delays measured here (one probe through the gateway, one client on each source)
+    // are not this process's queueing.
+    const from = trueSlot(SLOT_MS) + Math.round((3000 + opts.subscribers * 4) / SLOT_MS);
     const to = from + Math.round((opts.seconds * 1000) / SLOT_MS);
-    window = [from, to];
+    const window = (): [number, number] => [from, to];
+    const direct = sims.slice(0, 2).map((s) => new Subscriber(s.url.replace('http://', ''), null, window));
+    const probe = new Subscriber(`127.0.0.1:${grpcPort}`, TOKEN, window);
+    const child = spawn(process.execPath, [new URL('./grpc-load.js', import.meta.url).pathname, `127.0.0.1:${grpcPort}`, TOKEN, String(opts.subscribers - 1), String(from), String(to), String(SLOT_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    load = child;
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const loadDone = new Promise<{ delivered: number; missing: number; duplicated: number }>((resolve, reject) =>
+      child.on('exit', (code) => {
+        const line = out.trim().split('\n').pop() ?? '';
+        if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as { delivered: number; missing: number; duplicated: number });
+        else reject(new Error(`grpc load process exited with ${code}: ${out.slice(-300)}`));
+      }),
+    );
+    await new Promise((r) => setTimeout(r, Math.max(0, (from - trueSlot(SLOT_MS)) * SLOT_MS)));
     const cpu0 = gw.cpuSeconds();
     await new Promise((r) => setTimeout(r, (to - trueSlot(SLOT_MS)) * SLOT_MS + 1500));
     const cpu = gw.cpuSeconds() - cpu0;
-    window = null;
     const rssMb = gw.rssBytes() / 2 ** 20;
     const text = await metric(adminPort);
     const upstreamStreams: Record<string, number> = {};
     for (const m of text.matchAll(/jumpgate_grpc_upstream_streams\{source="([^"]+)"\} (\d+)/g)) upstreamStreams[m[1]!] = Number(m[2]);
+    const loaded = await loadDone;
     const feed = new GeneratedFeed();
-    const want: string[] = [];
-    for (let tip = from; tip <= to; tip++) for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip)]) want.push(`${u.slot}:${u.dedupKey()}`);
-    let missing = 0;
-    let duplicated = 0;
-    let delivered = 0;
-    const gatewayDelays: number[] = [];
-    for (const s of subs) {
-      for (const k of want) {
-        const n = s.counts.get(k) ?? 0;
+    let missing = loaded.missing;
+    let duplicated = loaded.duplicated;
+    for (let tip = from; tip <= to; tip++) {
+      for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip)]) {
+        const n = probe.counts.get(`${u.slot}:${u.dedupKey()}`) ?? 0;
         if (n === 0) missing++;
         if (n > 1) duplicated += n - 1;
       }
-      delivered += s.delays.length;
-      for (const d of s.delays) gatewayDelays.push(d);
     }
+    const delivered = loaded.delivered + probe.delays.length;
     const row = (path: string, delays: number[]): GrpcPath => {
       const sorted = [...delays].sort((a, b) => a - b);
       return { path, updates: sorted.length, delayP50Ms: percentile(sorted, 0.5), delayP99Ms: percentile(sorted, 0.99), delayMaxMs: sorted[sorted.length - 1] ?? NaN };
     };
     opts.log(`[grpc] ${opts.subscribers} subscribers, slots ${from}..${to}: ${delivered} delivered, ${missing} missing, ${duplicated} duplicated`);
     direct.forEach((d) => d.close());
+    probe.close();
     return {
       subscribers: opts.subscribers,
       seconds: opts.seconds,
-      paths: [row('source src0 direct', direct[0]!.delays), row('source src1 direct', direct[1]!.delays), row(`jumpgate (${opts.subscribers} subscribers)`, gatewayDelays)],
+      paths: [row('source src0 direct', direct[0]!.delays), row('source src1 direct', direct[1]!.delays), row(`jumpgate (one of ${opts.subscribers} subscribers)`, probe.delays)],
       upstreamStreams,
       missing,
       duplicated,
@@ -156,7 +163,7 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
       rssMb,
     };
   } finally {
-    subs.forEach((s) => s.close());
+    load?.kill();
     await gw.stop();
     await Promise.all(sims.map((s) => s.stop()));
   }

@@ -101,6 +101,11 @@ class AccountFilter extends Named {
   }
 }
 
+function anyIn(keys: readonly string[], set: Set<string>): boolean {
+  for (const k of keys) if (set.has(k)) return true;
+  return false;
+}
+
 class TransactionFilter extends Named {
   constructor(
     name: string,
@@ -120,8 +125,8 @@ class TransactionFilter extends Named {
     if (this.failed !== undefined && u.failed !== this.failed) return false;
     if (this.signature !== null && u.key !== this.signature) return false;
     const keys = u.accountKeys;
-    if (this.include !== null && !keys.some((k) => this.include!.has(k))) return false;
-    if (this.exclude !== null && keys.some((k) => this.exclude!.has(k))) return false;
+    if (this.include !== null && !anyIn(keys, this.include)) return false;
+    if (this.exclude !== null && anyIn(keys, this.exclude)) return false;
     if (this.required !== null) {
       for (const r of this.required) if (!keys.includes(r)) return false;
     }
@@ -200,31 +205,43 @@ export class ClientFilters {
 
   /** The encoded `filters` field naming this client's filters that match, or null. */
   match(u: Update): Buffer | null {
+    // One loop per kind, no closure: this runs for every client on every update.
+    let first: Named | null = null;
+    let more: string[] | null = null;
     switch (u.kind) {
       case KIND_SLOT:
-        return pick(this.slots, u, (f) => (!f.byCommitment || u.status === this.commitment) && (f.interslot || u.status <= 2 || u.status === 6));
+        for (const f of this.slots) {
+          if ((f.byCommitment && u.status !== this.commitment) || (!f.interslot && u.status > 2 && u.status !== 6)) continue;
+          if (first === null) first = f;
+          else (more ??= [first.name]).push(f.name);
+        }
+        break;
       case KIND_ACCOUNT:
-        return pick(this.accounts, u, (f) => f.matches(u));
+        for (const f of this.accounts) {
+          if (!f.matches(u)) continue;
+          if (first === null) first = f;
+          else (more ??= [first.name]).push(f.name);
+        }
+        break;
       case KIND_TRANSACTION:
-        return pick(this.transactions, u, (f) => f.matches(u));
+        for (const f of this.transactions) {
+          if (!f.matches(u)) continue;
+          if (first === null) first = f;
+          else (more ??= [first.name]).push(f.name);
+        }
+        break;
       case KIND_BLOCK_META:
-        return this.blocksMeta.length === 0 ? null : this.blocksMeta.length === 1 ? this.blocksMeta[0]!.encoded : encodeFilterNames(this.blocksMeta.map((f) => f.name));
+        for (const f of this.blocksMeta) {
+          if (first === null) first = f;
+          else (more ??= [first.name]).push(f.name);
+        }
+        break;
       default:
         return null;
     }
+    if (first === null) return null;
+    return more === null ? first.encoded : encodeFilterNames(more);
   }
-}
-
-function pick<F extends Named>(list: readonly F[], _u: Update, test: (f: F) => boolean): Buffer | null {
-  let first: F | null = null;
-  let more: string[] | null = null;
-  for (const f of list) {
-    if (!test(f)) continue;
-    if (first === null) first = f;
-    else (more ??= [first.name]).push(f.name);
-  }
-  if (first === null) return null;
-  return more === null ? first.encoded : encodeFilterNames(more);
 }
 
 function checkName(name: string): void {

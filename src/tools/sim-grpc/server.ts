@@ -163,19 +163,21 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
         call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: e instanceof FilterError ? e.message : `malformed request: ${(e as Error).message}` });
         return;
       }
-      const tip = trueSlot(slotMs);
+      // The ticker sends each stream every tip after `s.tip`: a new stream starts after the
+      // last tip the ticker has sent (so the next one reaches it whole), a replay ends there,
+      // and replacing the filters of a running stream keeps its place (no tip skipped or doubled).
       const from = req.fromSlot;
       if (from !== undefined) lastFromSlot = from;
-      if (from !== undefined && from <= tip) {
-        if (tip - from > MAX_REPLAY_SLOTS) {
+      if (from !== undefined && from <= lastTip) {
+        if (lastTip - from > MAX_REPLAY_SLOTS) {
           gone();
           call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `from_slot ${from} is older than ${MAX_REPLAY_SLOTS} slots` });
           return;
         }
         const now = performance.now();
-        for (let t = from; t <= tip; t++) sendSlot(s, t, now);
-      }
-      s.tip = tip;
+        for (let t = from; t <= lastTip; t++) sendSlot(s, t, now);
+        s.tip = lastTip;
+      } else if (s.tip === 0) s.tip = lastTip;
     });
   };
 
