@@ -70,11 +70,11 @@ function accountsInOrder(sub: Sub): boolean {
   return true;
 }
 
-async function harness(t: Test, feed?: Partial<GeneratedFeedOptions>, limits?: Record<string, unknown>): Promise<GrpcHarness> {
+async function harness(t: Test, feed?: Partial<GeneratedFeedOptions>, limits?: Record<string, unknown>, dropRate = 0): Promise<GrpcHarness> {
   const options = feed === undefined ? {} : { feed: new GeneratedFeed({ seed: 1, accountsPerSlot: 8, transactionsPerSlot: 4, accountPool: 64, ...feed }) };
   const h = await startGrpcHarness({
     sources: [
-      { knobs: { jitterMs: 20 }, ...options },
+      { knobs: { jitterMs: 20, dropRate }, ...options },
       { knobs: { jitterMs: 20 }, ...options },
     ],
     grpc: { sourceStallMs: 500 },
@@ -100,6 +100,17 @@ t.test('two sources with 0-20 ms jitter: every update exactly once, accounts in 
   for (const id of ['src0', 'src1']) t.match(text, new RegExp(`jumpgate_grpc_source_first_total\\{source="${id}"\\} [1-9]`), `${id} was first sometimes`);
   t.match(text, /jumpgate_grpc_source_lag_seconds_count\{source="src0"\} [1-9]/, 'lag behind the first is measured');
   t.match(text, /jumpgate_grpc_upstream_streams\{source="src0"\} 1/, 'one upstream stream per source');
+});
+
+t.test('a source that drops half its updates: the other fills every gap', async (t) => {
+  const h = await harness(t, undefined, undefined, 0.5);
+  const sub = await subscribe(h.url, TOKEN, EVERYTHING);
+  t.teardown(() => sub.close());
+  await eventually('20 slots', () => new Set(processedTips(sub)).size >= 20, 20_000);
+  const tips = processedTips(sub);
+  const [missing, dup] = tally(sub, expected(new GeneratedFeed(), tips[1]!, tips[tips.length - 1]! - 2));
+  t.same([missing, dup], [0, 0], 'nothing missing or twice');
+  t.ok(accountsInOrder(sub), 'each account in slot order');
 });
 
 t.test('a source killed mid-stream: no update missing; it resubscribes with from_slot', async (t) => {
