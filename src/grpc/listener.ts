@@ -4,8 +4,9 @@
 // updates are written as received (./feed.ts). docs/grpc.md is the reference.
 
 import * as grpc from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import type { TlsMaterial } from '../config/tls.js';
-import type { TokenRecord, TokenTable } from '../gateway/token-table.js';
+import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import type { UsageMeter } from '../usage/meter.js';
 import { ClientStream, type SubscribeCall } from './client-stream.js';
@@ -14,6 +15,7 @@ import { FromSlotError, GrpcHub } from './hub.js';
 import { GrpcMetrics } from './metrics.js';
 import { decodeAs, encodeAs, geyserType, type SubscribeRequestObject } from './proto.js';
 import type { SourceConfig } from './source.js';
+import { authenticate, GEYSER_SERVICE, UNAUTHENTICATED_DETAILS } from './service.js';
 import { unaryHandlers, type UnaryContext } from './unary.js';
 
 export interface GrpcListenerOptions {
@@ -27,7 +29,7 @@ export interface GrpcListenerOptions {
   tokens: TokenTable;
   usage: UsageMeter | null;
   /** The gateway's Prometheus registry; null registers nowhere (tests of parts). */
-  registry: import('prom-client').Registry | null;
+  registry: Registry | null;
   tls: TlsMaterial | null;
   log: Logger;
 }
@@ -40,35 +42,6 @@ export interface GrpcListener {
   readonly usage: UsageMeter | null;
   close(): Promise<void>;
 }
-
-const identity = (b: Buffer): Buffer => b;
-
-function method(name: string, stream: boolean): grpc.MethodDefinition<Buffer, Buffer> {
-  return { path: `/geyser.Geyser/${name}`, requestStream: stream, responseStream: stream, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
-}
-
-export const GEYSER_SERVICE: grpc.ServiceDefinition = {
-  Subscribe: method('Subscribe', true),
-  Ping: method('Ping', false),
-  GetLatestBlockhash: method('GetLatestBlockhash', false),
-  GetBlockHeight: method('GetBlockHeight', false),
-  GetSlot: method('GetSlot', false),
-  IsBlockhashValid: method('IsBlockhashValid', false),
-  GetVersion: method('GetVersion', false),
-};
-
-/** The API token of a call: `x-token` (the Yellowstone convention) or `x-service-api-token`. */
-export function authenticate(tokens: TokenTable, md: grpc.Metadata): TokenRecord | null {
-  for (const name of ['x-token', 'x-service-api-token']) {
-    const v = md.get(name)[0];
-    if (typeof v !== 'string' || v === '') continue;
-    const record = tokens.find(v);
-    return record !== null && record.active ? record : null;
-  }
-  return null;
-}
-
-export const UNAUTHENTICATED_DETAILS = 'a valid API token is required in the x-token metadata';
 
 function subscribeHandler(hub: GrpcHub, o: GrpcListenerOptions, metrics: GrpcMetrics) {
   const requestType = geyserType('SubscribeRequest');

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { GrpcHub } from './hub.js';
-import { authenticate, UNAUTHENTICATED_DETAILS } from './listener.js';
+import { authenticate, UNAUTHENTICATED_DETAILS } from './service.js';
 import { decodeAs, encodeAs, geyserType } from './proto.js';
 import { sourceMetadata, type SourceConfig } from './source.js';
 

@@ -6,7 +6,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { compileFilters, FilterError, type ClientFilters, type GrpcLimits } from '../../grpc/filters.js';
-import { GEYSER_SERVICE } from '../../grpc/listener.js';
+import { GEYSER_SERVICE } from '../../grpc/service.js';
 import { decodeAs, encodeAs, geyserType, type SubscribeRequestObject } from '../../grpc/proto.js';
 import { rng } from '../rng.js';
 import { BLOCKHASH_VALID_SLOTS, blockhashOf, blockHeightOf, slotOfBlockhash, trueSlot } from '../sim/chain.js';
