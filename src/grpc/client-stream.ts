@@ -15,6 +15,7 @@ import type { GrpcMetrics } from './metrics.js';
 export const GRPC_UPDATES = '(grpc updates)';
 const RESET_AFTER_MS = 1000;
 const EMPTY = Buffer.alloc(0);
+const ignore = (): void => {};
 
 export type SubscribeCall = grpc.ServerDuplexStream<Buffer, Buffer>;
 
@@ -61,6 +62,9 @@ export class ClientStream {
     private readonly owner: StreamOwner,
   ) {
     this.h2 = http2StreamOf(call);
+    // grpc-js listens for one error on the stream; writing to it directly, so do we, for every
+    // one (a peer's reset is also seen as the call's cancellation, which ends this client).
+    this.h2?.on('error', ignore);
   }
 
   /** Writes `prefix` + `body` as one SubscribeUpdate. */
