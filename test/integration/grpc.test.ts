@@ -2,7 +2,9 @@
 // slot, account and transaction subscriptions, filters replaced mid-stream, tokens refused and
 // revoked, the unary calls, the documented limits.
 
+import http2 from 'node:http2';
 import t from 'tap';
+import { encodeAs, geyserType } from '../../src/grpc/proto.js';
 import { poolAccount, poolOwner } from '../../src/tools/sim-grpc/feed.js';
 import { encodeBase58 } from '../../src/tools/sim/base58.js';
 import { GRPC_UPDATES } from '../../src/grpc/client-stream.js';
@@ -144,4 +146,30 @@ t.test('usage: messages and bytes of delivered updates are booked for the token'
   const updates = cells.find((c) => c.method === GRPC_UPDATES);
   t.ok(updates !== undefined && updates.calls >= 5 && updates.bytesOut > 5 * 10, 'messages and bytes out');
   t.ok(cells.some((c) => c.method === 'grpc.Subscribe' && c.calls >= 1 && c.bytesIn > 0), 'the request, bytes in', { cells });
+});
+
+t.test('clients that vanish mid-stream are forgotten; the listener keeps serving', async (t) => {
+  // The earlier tests' streams are closed first: this harness allows 3 per token.
+  await eventually('earlier streams closed', () => h.gw.grpc!.hub.streams === 0, 5000);
+  // Raw HTTP/2 sessions, destroyed under their streams: the TCP connection just goes.
+  const body = encodeAs(geyserType('SubscribeRequest'), { slots: { s: {} }, accounts: { a: {} } });
+  const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, 0]), body]);
+  frame.writeUInt32BE(body.length, 1);
+  const gone = Array.from({ length: 3 }, () => {
+    const session = http2.connect(h.url);
+    session.on('error', () => {});
+    const req = session.request({ ':method': 'POST', ':path': '/geyser.Geyser/Subscribe', 'content-type': 'application/grpc', te: 'trailers', 'x-token': TOKEN });
+    let n = 0;
+    req.on('data', () => n++);
+    req.on('error', () => {});
+    req.write(frame);
+    return { session, count: () => n };
+  });
+  await eventually('all streaming', () => gone.every((g) => g.count() > 3), 10_000);
+  for (const g of gone) g.session.destroy();
+  await eventually('forgotten', () => h.gw.grpc!.hub.streams === 0, 5000);
+  const sub = await subscribe(h.url, TOKEN, { slots: { s: {} } });
+  t.teardown(() => sub.close());
+  await eventually('a new client is served', () => sub.updates.length > 3);
+  t.pass('the listener stayed up');
 });
