@@ -55,8 +55,8 @@ export class Feed {
   }
 
   /** Re-derives the upstream request; growth goes out at once, shrinking after a pause. */
-  filtersChanged(grown: boolean): void {
-    if (grown) this.sendUnion();
+  filtersChanged(grown: boolean, fromSlot?: number): void {
+    if (grown) this.sendUnion(fromSlot);
     else if (this.shrinkTimer === null) {
       this.shrinkTimer = setTimeout(() => {
         this.shrinkTimer = null;
@@ -66,13 +66,17 @@ export class Feed {
     }
   }
 
-  private sendUnion(): void {
+  /** `fromSlot` reaches the sources only with a stream's first request (a new feed whose first client resumes). */
+  private sendUnion(fromSlot?: number): void {
     const filters = [...this.clients].map((c) => c.filters!).filter((f) => !f.empty);
+    // No upstream stream before a client wants something (clients often open with an empty
+    // request): the first real request may carry from_slot.
+    if (filters.length === 0 && this.sentRequest === '') return;
     const req = unionRequest(filters, this.opts.commitment);
     const text = JSON.stringify(req);
     if (text === this.sentRequest) return;
     this.sentRequest = text;
-    for (const l of this.links) l.subscribe(req);
+    for (const l of this.links) l.subscribe(req, fromSlot);
   }
 
   private arrived(link: SourceLink, u: Update): void {

@@ -64,7 +64,8 @@ export class GrpcHub implements StreamOwner {
     s.commitment = filters.commitment;
     if (fromSlot !== undefined) feed.replay(s, fromSlot);
     feed.clients.add(s);
-    feed.filtersChanged(true);
+    // A feed with nothing kept yet asks its sources for `from_slot` as it opens them.
+    feed.filtersChanged(true, fromSlot !== undefined && feed.dedup.oldestSlot === -1 ? fromSlot : undefined);
   }
 
   detach(s: ClientStream): void {
@@ -113,7 +114,7 @@ export class FromSlotError extends Error {}
 
 function checkFromSlot(feed: Feed, fromSlot: number): void {
   const oldest = feed.dedup.oldestSlot;
-  // Nothing kept yet (the feed just opened): live updates only, as from the newest slot.
+  // Nothing kept yet (the feed is new): the sources are asked for from_slot instead.
   if (oldest === -1) return;
   if (fromSlot < oldest) throw new FromSlotError(`from_slot ${fromSlot} is not available: the oldest slot kept is ${oldest} (grpc.windowSlots)`);
 }

@@ -79,21 +79,23 @@ export class SourceLink {
   }
 
   /** Sends a new request on the open stream (Yellowstone replaces its filters), or opens one. */
-  subscribe(req: SubscribeRequestObject): void {
+  /** `firstFrom`: the from_slot of the stream's first request (a resuming first client), when it opens now. */
+  subscribe(req: SubscribeRequestObject, firstFrom?: number): void {
     this.request = req;
     if (this.closed) return;
     if (this.call === null) {
-      if (this.timer === null) this.open(false);
+      if (this.timer === null) this.open(false, firstFrom);
       return;
     }
     this.call.write(encodeAs(geyserType('SubscribeRequest'), req as Record<string, unknown>));
   }
 
-  private open(resume: boolean): void {
+  private open(resume: boolean, firstFrom?: number): void {
     if (this.closed || this.request === null) return;
     const req: SubscribeRequestObject = { ...this.request };
     this.askedFromSlot = resume && this.fromSlotOk && this.lastSlot > 0;
     if (this.askedFromSlot) req.fromSlot = this.lastSlot;
+    else if (firstFrom !== undefined) req.fromSlot = firstFrom;
     const call = this.client.makeBidiStreamRequest(SUBSCRIBE_PATH, identity, identity, sourceMetadata(this.config.xToken));
     this.call = call;
     let delivered = false;

@@ -184,6 +184,27 @@ t.test('a client that does not read is closed with RESOURCE_EXHAUSTED while ten 
   }
 });
 
+t.test('from_slot from the first client of a new gateway: the sources are asked for it', async (t) => {
+  const h = await harness(t);
+  const from = (await eventuallyTip(h)) - 20;
+  const sub = await subscribe(h.url, TOKEN, { ...EVERYTHING, fromSlot: String(from) });
+  t.teardown(() => sub.close());
+  await eventually('caught up past from_slot + 25', () => processedTips(sub).some((tip) => tip >= from + 25), 20_000);
+  const tips = processedTips(sub);
+  t.equal(tips[0], from, 'starts at from_slot');
+  const [missing, dup] = tally(sub, expected(new GeneratedFeed(), from, tips[tips.length - 1]! - 2, from));
+  t.same([missing, dup], [0, 0], 'nothing missing or twice');
+  t.ok(h.sources.every((s) => s.lastFromSlot === from), 'both sources were asked for it');
+});
+
+/** The sources' current tip (what a client would resume from). */
+async function eventuallyTip(h: GrpcHarness): Promise<number> {
+  const probe = await subscribe(h.sources[0]!.url, undefined, { slots: { s: {} } });
+  await eventually('a slot from the source', () => processedTips(probe).length > 0);
+  probe.close();
+  return processedTips(probe)[0]!;
+}
+
 t.test('from_slot: a client resumes from a recent slot with the window kept for it', async (t) => {
   const h = await harness(t);
   const first = await subscribe(h.url, TOKEN, EVERYTHING);
