@@ -13,6 +13,7 @@
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers (worker-scaling.ts)
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
+//   grpc    Yellowstone gRPC: two jittery simulated sources, N subscribers through jumpgate against each source direct (--grpc-subscribers N)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --tables prints docs/benchmarks.md's
@@ -27,6 +28,7 @@ import { badInputTable, runBadInput } from './bad-input.js';
 import { broadcastTable, coalesceTable, hedgeTable, runBroadcast, runCoalesce, runHedge } from './calls.js';
 import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
+import { grpcTable, runGrpcBench } from './grpc.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { isolationTable, runIsolation } from './isolation.js';
@@ -39,10 +41,10 @@ import { consoleTable, httpTable, docTables, setup, setupText, wsTable } from '.
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 import { runWsRequests, wsRequestsTable } from './ws-requests.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'wsreq', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic'] as const;
+const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'wsreq', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic', 'grpc'] as const;
 type Name = (typeof ALL)[number];
 
-const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--tables] [--baseline DIR] [--s2-rate R] [--ws-clients N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
+const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--tables] [--baseline DIR] [--s2-rate R] [--ws-clients N] [--grpc-subscribers N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;
 
 function parseCommandLine() {
   return parseArgs({
@@ -56,6 +58,7 @@ function parseCommandLine() {
       's2-rate': { type: 'string' },
       baseline: { type: 'string' },
       'ws-clients': { type: 'string' },
+      'grpc-subscribers': { type: 'string' },
     },
   });
 }
@@ -225,6 +228,13 @@ async function runOne(name: Name): Promise<void> {
       const r = await runWorkerScaling({ quick, log });
       console.log('\n' + workerScalingTable(r));
       results.s7 = r;
+      break;
+    }
+    case 'grpc': {
+      const subscribers = values['grpc-subscribers'] === undefined ? (quick ? 20 : 500) : Number(values['grpc-subscribers']);
+      const r = await runGrpcBench({ subscribers, seconds: quick ? 5 : 20, log });
+      console.log('\n' + grpcTable(r));
+      results.grpc = r;
       break;
     }
     case 'monotonic': {

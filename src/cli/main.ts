@@ -17,6 +17,9 @@ commands:
                        run simulated Solana nodes of one cluster (jumpgate sim --help)
   transfer --url RPC_URL [--to ADDRESS] [--lamports N] [--key FILE]
                        send a real SOL transfer and watch it confirm (the demo's funded key)
+  sim-grpc --port P [--slot-ms 400] [--seed S] [--accounts N] [--transactions N]
+           [--delay-ms MS] [--jitter-ms MS] [--drop-rate F] [--stall-rate F --stall-ms MS]
+                       run one simulated Yellowstone gRPC source (docs/grpc.md)
   nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]
@@ -57,6 +60,8 @@ async function main(argv: string[]): Promise<void> {
     case 'transfer':
       process.exitCode = await (await import('./transfer.js')).runTransferCli(rest);
       return;
+    case 'sim-grpc':
+      return (await import('./sim-grpc.js')).runSimGrpcCli(rest);
     case 'bench':
       process.exitCode = await (await import('./bench.js')).runBenchCli(rest);
       return;

@@ -56,6 +56,23 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     ejectBackoffMaxMs: 30000,
     chainWatch: true,
   },
+  grpc: {
+    host: '127.0.0.1',
+    port: 0,
+    sources: [],
+    windowSlots: 150,
+    windowBytes: 67_108_864,
+    sourceStallMs: 2000,
+    limits: {
+      maxStreamsPerToken: 10,
+      maxFiltersPerStream: 16,
+      maxAccountsPerFilter: 1000,
+      maxOwnersPerFilter: 100,
+      maxDataFiltersPerFilter: 4,
+      maxQueuedMessages: 10_000,
+      maxRequestBytes: 1_048_576,
+    },
+  },
   ws: {
     maxSubscriptionsPerConnection: 100,
     maxConnectionsPerToken: 100,

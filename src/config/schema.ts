@@ -113,6 +113,35 @@ const TlsSchema = obj({
     .meta({ description: 'Clients are asked for a certificate; one that does not verify against these CAs is refused (clients without one still connect)' }),
 });
 
+/** docs/grpc.md "Configuration": an upstream Yellowstone gRPC endpoint. */
+const GrpcSourceSchema = obj({
+  id: str('an id of 1-64 characters from [A-Za-z0-9._-]', NODE_ID_RE),
+  url: str('an http:// or https:// URL', /^https?:\/\//i, urlWith(['http:', 'https:'])),
+  xToken: str('a string').optional().meta({ description: "Sent as the source's x-token metadata (none when absent); never logged; use ${ENV} to keep it out of the file" }),
+});
+
+/** docs/grpc.md: the Yellowstone gRPC listener (restart to change). */
+const GrpcSchema = obj(
+  {
+    host: str('a host name or address'),
+    port: port('Yellowstone gRPC (geyser.Geyser) port; 0 = off'),
+    sources: z.array(GrpcSourceSchema, expected('a list of sources')).superRefine(...unique('grpc.sources', 'id', 'source id')),
+    windowSlots: int(40, 100_000).meta({ description: 'Dedup window and from_slot replay: slots kept behind the newest' }),
+    windowBytes: int(1_048_576).meta({ description: 'Bytes of updates the window keeps at most per commitment (oldest slots go first)' }),
+    sourceStallMs: int(100, 600_000).meta({ description: 'A source silent this long after another delivered something new is resubscribed' }),
+    limits: obj({
+      maxStreamsPerToken: int(1),
+      maxFiltersPerStream: int(1),
+      maxAccountsPerFilter: int(1),
+      maxOwnersPerFilter: int(1),
+      maxDataFiltersPerFilter: int(0, 64),
+      maxQueuedMessages: int(16).meta({ description: "Updates queued for a client that does not read before its stream ends with RESOURCE_EXHAUSTED" }),
+      maxRequestBytes: int(1024),
+    }),
+  },
+  'Yellowstone gRPC listener and its sources (docs/grpc.md; restart to change)',
+);
+
 const RateSchema = obj({
   rate: z.number(expected('a number >= 0')).min(0, expected('a number >= 0')),
   burst: z.number(expected('a number >= 1')).min(1, expected('a number >= 1')),
@@ -248,6 +277,7 @@ export const ConfigSchema = obj({
       });
     }
   }),
+  grpc: GrpcSchema,
   ws: obj({
     maxSubscriptionsPerConnection: int(1),
     maxConnectionsPerToken: int(1),
@@ -294,3 +324,4 @@ export type Config = z.infer<typeof ConfigSchema>;
 export type NodeConfig = z.infer<typeof NodeSchema>;
 export type TokenConfig = z.infer<typeof TokenSchema>;
 export type TlsConfig = z.infer<typeof TlsSchema>;
+export type GrpcConfig = z.infer<typeof GrpcSchema>;

@@ -24,6 +24,7 @@ import type { FullStore } from '../store/types.js';
 import type { UsageFlush } from '../usage/flush.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { SubscriptionHub } from '../upstream/ws/hub.js';
+import { startGrpcListener, type GrpcListener } from '../grpc/listener.js';
 
 export interface Gateway {
   readonly port: number;
@@ -49,6 +50,8 @@ export interface Gateway {
   readonly dataPlane: { readonly workers: number; requestsByWorker(): number[] };
   /** The admin listener; null when `admin.port` is 0. */
   readonly admin: AdminServer | null;
+  /** The Yellowstone gRPC listener (docs/grpc.md); null when `grpc.port` is 0. */
+  readonly grpc: GrpcListener | null;
   /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
   reload(): Promise<ReloadSummary>;
   /** The config in effect: the start's, or the last reload's. */
@@ -86,6 +89,8 @@ export interface GatewayOptions {
   adminOptional?: boolean;
   /** How often the token table polls the store for changes; default 500 ms (tests of the Redis channel make it long). */
   tokenSyncIntervalMs?: number;
+  /** Start the gRPC listener on an ephemeral port even though `grpc.port` is 0 (tests). */
+  grpcEphemeral?: boolean;
 }
 
 export async function startGateway(config: Config, opts: GatewayOptions = {}): Promise<Gateway> {
@@ -107,8 +112,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const workerCount = workersFor(config);
   // Tokens from the store join the config's static ones before the first request is served;
   // the accounts stop after the data plane, so usage counted until then is written.
-  const holder: { accounts: AccountsRuntime | null } = { accounts: null };
+  const holder: { accounts: AccountsRuntime | null; usage: UsageMeter | null } = { accounts: null, usage: null };
   const startAccountsInto = async (usage: UsageMeter): Promise<void> => {
+    // The control plane's meter: the gRPC listener books its usage there.
+    holder.usage = usage;
     if (opts.store === null) return;
     const started = await startAccounts(config, { tokens, usage, log, store: opts.store, ownStore: true, ...(opts.tokenSyncIntervalMs === undefined ? {} : { syncIntervalMs: opts.tokenSyncIntervalMs }) });
     holder.accounts = started;
@@ -133,6 +140,15 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const url = `${plane.scheme}://${config.rpc.host}:${port}`;
   const wsUrl = `${plane.scheme === 'https' ? 'wss' : 'ws'}://${config.rpc.host}:${wsPort || port}`;
   log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, workers: workerCount, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+
+  let grpc: GrpcListener | null = null;
+  if (config.grpc.port !== 0 || opts.grpcEphemeral === true) {
+    const g = config.grpc;
+    const started = await startGrpcListener({ ...g, stallMs: g.sourceStallMs, tokens, usage: holder.usage, registry: metrics.registry, tls, log });
+    stops.add(() => started.close());
+    grpc = started;
+    log.info({ host: g.host, port: started.port, sources: g.sources.map((s) => s.id) }, 'grpc listening');
+  }
 
   const auth = new AdminAuth(config.admin.token);
   let consoleServer: ConsoleServer | null = null;
@@ -208,6 +224,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     metrics,
     dataPlane: { workers: plane.workers, requestsByWorker: () => plane.requestsByWorker() },
     admin,
+    grpc,
     get config() {
       return reloader.config;
     },

@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['usage', 'limits'],
   ['shared'],
   ['upstream'],
-  ['gateway'],
+  ['gateway', 'grpc'],
   ['accounts'],
   ['console', 'admin'],
   ['planes'],

@@ -1,0 +1,80 @@
+// `jumpgate sim-grpc`: one simulated Yellowstone gRPC source per process (docs/grpc.md
+// "Simulated sources"), for demos and out-of-process benchmarks.
+
+import { parseArgs } from 'node:util';
+import { GeneratedFeed, DEFAULT_FEED } from '../tools/sim-grpc/feed.js';
+import { startSimGrpcSource, type SimGrpcKnobs } from '../tools/sim-grpc/server.js';
+import { UsageError } from './usage-error.js';
+
+function num(flag: string, text: string, integer: boolean, min: number, max: number): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+    throw new UsageError(`--${flag} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${text}"`);
+  }
+  return v;
+}
+
+export interface SimGrpcCli {
+  host: string;
+  port: number;
+  slotMs: number;
+  seed: number;
+  accountsPerSlot: number;
+  transactionsPerSlot: number;
+  knobs: Partial<SimGrpcKnobs>;
+}
+
+/** Parses `jumpgate sim-grpc` flags (argv excludes the command word); throws UsageError. */
+export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'slot-ms': { type: 'string' },
+        seed: { type: 'string' },
+        accounts: { type: 'string' },
+        transactions: { type: 'string' },
+        'delay-ms': { type: 'string' },
+        'jitter-ms': { type: 'string' },
+        'drop-rate': { type: 'string' },
+        'stall-rate': { type: 'string' },
+        'stall-ms': { type: 'string' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message.split('\n')[0]!);
+  }
+  if (values.port === undefined) throw new UsageError('--port is required');
+  const knobs: Partial<SimGrpcKnobs> = {};
+  if (values['delay-ms'] !== undefined) knobs.delayMs = num('delay-ms', values['delay-ms'], false, 0, 600_000);
+  if (values['jitter-ms'] !== undefined) knobs.jitterMs = num('jitter-ms', values['jitter-ms'], false, 0, 600_000);
+  if (values['drop-rate'] !== undefined) knobs.dropRate = num('drop-rate', values['drop-rate'], false, 0, 1);
+  if (values['stall-rate'] !== undefined) knobs.stallRate = num('stall-rate', values['stall-rate'], false, 0, 1);
+  if (values['stall-ms'] !== undefined) knobs.stallMs = num('stall-ms', values['stall-ms'], false, 0, 600_000);
+  return {
+    host: values.host ?? '127.0.0.1',
+    port: num('port', values.port, true, 0, 65535),
+    slotMs: values['slot-ms'] === undefined ? 400 : num('slot-ms', values['slot-ms'], true, 1, 3_600_000),
+    seed: values.seed === undefined ? DEFAULT_FEED.seed : num('seed', values.seed, true, 0, 2 ** 31),
+    accountsPerSlot: values.accounts === undefined ? DEFAULT_FEED.accountsPerSlot : num('accounts', values.accounts, true, 0, 10_000),
+    transactionsPerSlot: values.transactions === undefined ? DEFAULT_FEED.transactionsPerSlot : num('transactions', values.transactions, true, 0, 10_000),
+    knobs,
+  };
+}
+
+export async function runSimGrpcCli(argv: string[]): Promise<void> {
+  const cfg = parseSimGrpcArgs(argv);
+  const feed = new GeneratedFeed({ seed: cfg.seed, accountsPerSlot: cfg.accountsPerSlot, transactionsPerSlot: cfg.transactionsPerSlot, accountPool: Math.max(DEFAULT_FEED.accountPool, cfg.accountsPerSlot) });
+  const source = await startSimGrpcSource({ host: cfg.host, port: cfg.port, slotMs: cfg.slotMs, feed, knobs: cfg.knobs });
+  process.stdout.write(`sim gRPC source listening on ${source.url}\n`);
+  const stop = (): void => {
+    void source.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
