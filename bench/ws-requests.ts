@@ -215,7 +215,7 @@ export async function runWsRequests(o: { quick: boolean; clients?: number; rate?
   const ids = Math.ceil(rate * (seconds + 1)) + rounds + 2;
   const sim = await startSimProc('wsreq');
   const nodes = [{ id: 'wsreq', url: sim.url }];
-  const extra = `workers: { threads: 0 }\nws: { maxConnectionsPerToken: ${clients + 10} }`;
+  const extra = `offload: { threads: 0 }\nws: { maxConnectionsPerToken: ${clients + 10} }`;
   const gateways: { name: string; proc: Proc & { url: string } }[] = [];
   const targets: WsRequestsRow[] = [];
   try {

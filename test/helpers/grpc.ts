@@ -41,7 +41,7 @@ export async function startGrpcHarness(opts: { sources?: SimGrpcOptions[]; grpc?
       { token: TOKEN, stack: 'test' },
       { token: TOKEN2, stack: 'test2' },
     ],
-    workers: { threads: 0 },
+    offload: { threads: 0 },
     log: { level: 'silent' },
     grpc: { sources: sources.map((s, i) => ({ id: `src${i}`, url: s.url })), ...opts.grpc, limits: { ...opts.limits } },
     ...opts.config,

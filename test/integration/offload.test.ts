@@ -19,7 +19,7 @@ function batchOf(bytes: number): { text: string; count: number } {
 }
 
 t.test('bodies at, over and under the parse threshold, sized and chunked, are answered in order', async (t) => {
-  const h = await startHarness({ sims: [{}, {}], config: { workers: { threads: 1, parseThresholdBytes: THRESHOLD, mergeThresholdBytes: THRESHOLD }, routing: { upstreamBatch: 7 } } });
+  const h = await startHarness({ sims: [{}, {}], config: { offload: { threads: 1, parseThresholdBytes: THRESHOLD, mergeThresholdBytes: THRESHOLD }, routing: { upstreamBatch: 7 } } });
   t.teardown(() => h.close());
   for (const size of [THRESHOLD - 1, THRESHOLD, 3 * THRESHOLD, 40_000]) {
     const { text, count } = batchOf(size);
