@@ -49,9 +49,17 @@ export async function runBadInput(perCase: number): Promise<{ rssMbBefore: numbe
   const cases: Case[] = [
     { name: 'malformed JSON', body: '{"jsonrpc":"2.0","id":1,"method":', headers: json },
     { name: '2 MiB body', body: Buffer.alloc(2 << 20, 0x20), headers: json },
-    { name: '50-byte affinity key', body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}', headers: { ...json, 'x-service-affinity': 'key', 'x-service-affinity-key': 'k'.repeat(50) } },
+    {
+      name: '50-byte affinity key',
+      body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}',
+      headers: { ...json, 'x-service-affinity': 'key', 'x-service-affinity-key': 'k'.repeat(50) },
+    },
     { name: 'wrong content type', body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}', headers: { 'content-type': 'text/plain' } },
-    { name: 'two different tokens', body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}', headers: { ...json, 'x-service-api-token': 'another-token-0123456789' } },
+    {
+      name: 'two different tokens',
+      body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}',
+      headers: { ...json, 'x-service-api-token': 'another-token-0123456789' },
+    },
   ];
   try {
     await new Promise((r) => setTimeout(r, 500));
@@ -59,7 +67,7 @@ export async function runBadInput(perCase: number): Promise<{ rssMbBefore: numbe
     const rows: BadInputRow[] = [];
     for (const c of cases) {
       const statuses: Record<string, number> = {};
-      for (let done = 0; done < perCase; ) {
+      for (let done = 0; done < perCase;) {
         const wave = Math.min(20, perCase - done);
         const results = await Promise.all(Array.from({ length: wave }, () => send(url, c)));
         for (const r of results) {
@@ -82,7 +90,9 @@ export async function runBadInput(perCase: number): Promise<{ rssMbBefore: numbe
 export function badInputTable(r: Awaited<ReturnType<typeof runBadInput>>): string {
   const lines = [`RSS before: ${r.rssMbBefore.toFixed(0)} MB`, '', '| input | requests | HTTP status / code seen | RSS after (MB) |', '|---|---:|---|---:|'];
   for (const row of r.rows) {
-    const seen = Object.entries(row.statuses).map(([k, v]) => `${k} ×${v}`).join(', ');
+    const seen = Object.entries(row.statuses)
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(', ');
     lines.push(`| ${row.name} | ${row.requests} | ${seen} | ${row.rssMbAfter.toFixed(0)} |`);
   }
   return lines.join('\n');

@@ -42,10 +42,14 @@ function percentile(sorted: number[], p: number): number {
 function post(agent: Agent, url: string, body: string): Promise<{ status: number; node: string; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(url + '/api-token/' + TOKEN, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, node: String(res.headers['x-service-node'] ?? ''), ms: performance.now() - t0 }));
-    });
+    const req = request(
+      url + '/api-token/' + TOKEN,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, node: String(res.headers['x-service-node'] ?? ''), ms: performance.now() - t0 }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -96,7 +100,20 @@ export async function runHedge(o: { quick: boolean; log?: (line: string) => void
   // times over: a p99 of 4,000 calls on a shared machine moves with whatever else runs, and
   // alternating keeps such a phase from landing on one row only. Each figure is the median.
   const rounds = o.quick ? 1 : 3;
-  const load = ['--rate', String(rate), '--connections', '20', '--method', 'getBalance', '--params', '["Acc1"]', '--duration', `${seconds}s`, '--warmup', o.quick ? '200ms' : '1s'];
+  const load = [
+    '--rate',
+    String(rate),
+    '--connections',
+    '20',
+    '--method',
+    'getBalance',
+    '--params',
+    '["Acc1"]',
+    '--duration',
+    `${seconds}s`,
+    '--warmup',
+    o.quick ? '200ms' : '1s',
+  ];
   const slow = await startSimProc('slow', ['--slow-rate', '0.05', '--slow-ms', '200', '--slow-methods', 'getBalance']);
   const healthy = await startSimProc('healthy');
   const sims = [slow, healthy];
@@ -110,13 +127,29 @@ export async function runHedge(o: { quick: boolean; log?: (line: string) => void
     const r = await generate(viaGateway ? ['--url', url, '--token', TOKEN, ...load] : ['--url', url, ...load]);
     const upstream = (await simCalls(sims, 'getBalance')) - before;
     const slowCalls = (await simCalls([slow], 'getBalance')) - slowBefore;
-    return { target, latencyMs: r.latencyMs, clientCalls: r.allAnswered, upstreamCalls: upstream, extraCalls: (upstream - r.allAnswered) / Math.max(1, r.allAnswered), slowShare: slowCalls / Math.max(1, upstream), errors: r.errors };
+    return {
+      target,
+      latencyMs: r.latencyMs,
+      clientCalls: r.allAnswered,
+      upstreamCalls: upstream,
+      extraCalls: (upstream - r.allAnswered) / Math.max(1, r.allAnswered),
+      slowShare: slowCalls / Math.max(1, upstream),
+      errors: r.errors,
+    };
   };
   const merge = (runs: HedgeRow[]): HedgeRow => {
     const clientCalls = runs.reduce((n, r) => n + r.clientCalls, 0);
     const upstreamCalls = runs.reduce((n, r) => n + r.upstreamCalls, 0);
     const slowCalls = runs.reduce((n, r) => n + r.slowShare * r.upstreamCalls, 0);
-    return { target: runs[0]!.target, latencyMs: medianLatency(runs.map((r) => r.latencyMs)), clientCalls, upstreamCalls, extraCalls: (upstreamCalls - clientCalls) / Math.max(1, clientCalls), slowShare: slowCalls / Math.max(1, upstreamCalls), errors: runs.reduce((n, r) => n + r.errors, 0) };
+    return {
+      target: runs[0]!.target,
+      latencyMs: medianLatency(runs.map((r) => r.latencyMs)),
+      clientCalls,
+      upstreamCalls,
+      extraCalls: (upstreamCalls - clientCalls) / Math.max(1, clientCalls),
+      slowShare: slowCalls / Math.max(1, upstreamCalls),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+    };
   };
   try {
     const plain = await startGatewayProc(nodes, TOKEN, '');
@@ -157,7 +190,10 @@ export function hedgeTable(r: HedgeResult): string {
     '',
     '| target | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | client calls | upstream calls | extra calls | node "slow"\'s share | errors |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...r.rows.map((x) => `| ${x.target} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p90.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.latencyMs.p999.toFixed(1)} | ${x.latencyMs.max.toFixed(1)} | ${x.clientCalls} | ${x.upstreamCalls} | ${(x.extraCalls * 100).toFixed(1)}% | ${(x.slowShare * 100).toFixed(0)}% | ${x.errors} |`),
+    ...r.rows.map(
+      (x) =>
+        `| ${x.target} | ${x.latencyMs.p50.toFixed(2)} | ${x.latencyMs.p90.toFixed(2)} | ${x.latencyMs.p99.toFixed(2)} | ${x.latencyMs.p999.toFixed(1)} | ${x.latencyMs.max.toFixed(1)} | ${x.clientCalls} | ${x.upstreamCalls} | ${(x.extraCalls * 100).toFixed(1)}% | ${(x.slowShare * 100).toFixed(0)}% | ${x.errors} |`,
+    ),
     '',
     `- hedged p99 (one slow node) / healthy node's own p99: ${r.p99Ratio.toFixed(2)}× (goal ≤ 2×); extra upstream calls goal ≤ 15%`,
   ].join('\n');
@@ -224,7 +260,16 @@ export async function runCoalesce(o: { quick: boolean; log?: (line: string) => v
       agent.destroy();
       times.sort((a, b) => a - b);
       const calls = clients * bursts;
-      rows.push({ target, clientCalls: calls, upstreamCalls: upstream, upstreamPerClientCall: upstream / calls, gatewayCpuMsPer1k: (cpu * 1e6) / calls, p50Ms: percentile(times, 0.5), p99Ms: percentile(times, 0.99), errors });
+      rows.push({
+        target,
+        clientCalls: calls,
+        upstreamCalls: upstream,
+        upstreamPerClientCall: upstream / calls,
+        gatewayCpuMsPer1k: (cpu * 1e6) / calls,
+        p50Ms: percentile(times, 0.5),
+        p99Ms: percentile(times, 0.99),
+        errors,
+      });
       await gw.stop();
     }
   } finally {
@@ -293,7 +338,16 @@ async function sendTransactions(agent: Agent, url: string, calls: number): Promi
     }),
   );
   times.sort((a, b) => a - b);
-  return { fanout: 0, p50Ms: percentile(times, 0.5), p90Ms: percentile(times, 0.9), p99Ms: percentile(times, 0.99), answeredBy, upstreamCalls: calls, clientCalls: calls, errors };
+  return {
+    fanout: 0,
+    p50Ms: percentile(times, 0.5),
+    p90Ms: percentile(times, 0.9),
+    p99Ms: percentile(times, 0.99),
+    answeredBy,
+    upstreamCalls: calls,
+    clientCalls: calls,
+    errors,
+  };
 }
 
 export async function runBroadcast(o: { quick: boolean; log?: (line: string) => void }): Promise<BroadcastResult> {
@@ -357,8 +411,13 @@ function fastestRatio(r: BroadcastResult): string {
   const f3 = r.rows.find((x) => x.fanout === 3 && x.equal !== true);
   const e3 = r.rows.find((x) => x.fanout === 3 && x.equal === true);
   const e1 = r.rows.find((x) => x.fanout === 1 && x.equal === true);
-  const hop = e3 === undefined || e1 === undefined ? '' : `; with every node equal, fanout 3 p50 ${(e3.p50Ms / Math.max(0.001, e1.p50Ms)).toFixed(2)}× fanout 1's (what the copies cost over the gateway's hop)`;
-  return direct === undefined || f3 === undefined ? '' : `: p50 ${(f3.p50Ms / Math.max(0.001, direct.p50Ms)).toFixed(2)}× the fastest node's own, p90 ${(f3.p90Ms / Math.max(0.001, direct.p90Ms)).toFixed(2)}×${hop}`;
+  const hop =
+    e3 === undefined || e1 === undefined
+      ? ''
+      : `; with every node equal, fanout 3 p50 ${(e3.p50Ms / Math.max(0.001, e1.p50Ms)).toFixed(2)}× fanout 1's (what the copies cost over the gateway's hop)`;
+  return direct === undefined || f3 === undefined
+    ? ''
+    : `: p50 ${(f3.p50Ms / Math.max(0.001, direct.p50Ms)).toFixed(2)}× the fastest node's own, p90 ${(f3.p90Ms / Math.max(0.001, direct.p90Ms)).toFixed(2)}×${hop}`;
 }
 
 export function broadcastTable(r: BroadcastResult): string {
@@ -372,7 +431,9 @@ export function broadcastTable(r: BroadcastResult): string {
     '|---|---:|---:|---:|---|---:|---:|',
     ...r.rows.map(
       (x) =>
-        `| ${x.fanout === 0 ? 'the fastest node, direct' : `jumpgate, fanout ${x.fanout}${x.equal === true ? ', every node at 3 ms' : ''}`} | ${x.p50Ms.toFixed(1)} | ${x.p90Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${Object.entries(x.answeredBy)
+        `| ${x.fanout === 0 ? 'the fastest node, direct' : `jumpgate, fanout ${x.fanout}${x.equal === true ? ', every node at 3 ms' : ''}`} | ${x.p50Ms.toFixed(1)} | ${x.p90Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${Object.entries(
+          x.answeredBy,
+        )
           .map(([n, c]) => `${n} ${c}`)
           .join(', ')} | ${(x.upstreamCalls / x.clientCalls).toFixed(2)} | ${x.errors} |`,
     ),

@@ -115,14 +115,22 @@ async function seed(store: FullStore, o: { tokens: number; methods: number; minu
     }
     await store.addUsage(rows);
     written += rows.length;
-    log(`  minutes to ${new Date(Math.min(h + HOUR_MS, lastMinute)).toISOString().slice(11, 16)}: ${written} rows, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    log(
+      `  minutes to ${new Date(Math.min(h + HOUR_MS, lastMinute)).toISOString().slice(11, 16)}: ${written} rows, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+    );
   }
   await store.compactUsage(o.now, 30);
   return { account, stack, tokenIds, methods, pool, written, seconds: (performance.now() - t0) / 1000 };
 }
 
 /** Times `calls` flush-sized addUsage calls into the current minute. */
-async function timeFlushes(store: FullStore, tokenIds: string[], methods: string[], pool: string[], calls: number): Promise<NonNullable<ConsoleBenchResult['flush']>> {
+async function timeFlushes(
+  store: FullStore,
+  tokenIds: string[],
+  methods: string[],
+  pool: string[],
+  calls: number,
+): Promise<NonNullable<ConsoleBenchResult['flush']>> {
   const next = rng(11);
   const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
   const batches = Array.from({ length: calls }, () => tokenIds.flatMap((t) => methods.map((m) => usageRow(t, m, minute, 5, next, pool))));
@@ -156,12 +164,19 @@ async function time(fn: () => Promise<unknown>, runs: number, capMs: number): Pr
  * One HTTP exchange on a connection of its own: a page that blocks the process for seconds
  * (the store is synchronous SQLite) must not meet a kept-alive socket the server is closing.
  */
-function exchange(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; cookie: string | null; text: string }> {
+function exchange(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; cookie: string | null; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0]?.split(';')[0] ?? null, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, cookie: res.headers['set-cookie']?.[0]?.split(';')[0] ?? null, text: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -200,15 +215,30 @@ export async function runConsoleBench(opts: ConsoleBenchOptions = {}): Promise<C
     log(`  a flush of ${flush.rows} rows: ${flush.cpuMs.toFixed(1)} ms of CPU, ${flush.wallMs.toFixed(1)} ms`);
     let dbBytes = 0;
     for (const f of ['jg.db', 'jg.db-wal']) dbBytes += statSync(join(dir, f), { throwIfNoEntry: false })?.size ?? 0;
-    const server = await startConsole({ store, host: '127.0.0.1', port: 0, registration: 'closed', endpoints: { http: 'http://127.0.0.1:8899', ws: 'ws://127.0.0.1:8900' }, log: silentLogger() });
+    const server = await startConsole({
+      store,
+      host: '127.0.0.1',
+      port: 0,
+      registration: 'closed',
+      endpoints: { http: 'http://127.0.0.1:8899', ws: 'ws://127.0.0.1:8900' },
+      log: silentLogger(),
+    });
     try {
       const cookie = await login(server.url, 'bench@example.com');
       const api = `${server.url}/api/v1/stacks/${encodeURIComponent(s.stack.id)}`;
       const token = s.tokenIds[0]!;
       const pages: { page: string; store: () => Promise<unknown>; path: string }[] = [
         { page: 'overview', store: () => store.overview(s.account.id, s.stack.id, Date.now()), path: '/overview' },
-        ...(['1h', '24h', '7d'] as AnalyticsWindow[]).map((w) => ({ page: `analytics ${w}`, store: () => store.analytics(s.account.id, s.stack.id, w, Date.now()), path: `/analytics?window=${w}` })),
-        { page: 'analytics 24h, one token', store: () => store.analytics(s.account.id, s.stack.id, '24h', Date.now(), token), path: `/analytics?window=24h&token=${encodeURIComponent(token)}` },
+        ...(['1h', '24h', '7d'] as AnalyticsWindow[]).map((w) => ({
+          page: `analytics ${w}`,
+          store: () => store.analytics(s.account.id, s.stack.id, w, Date.now()),
+          path: `/analytics?window=${w}`,
+        })),
+        {
+          page: 'analytics 24h, one token',
+          store: () => store.analytics(s.account.id, s.stack.id, '24h', Date.now(), token),
+          path: `/analytics?window=24h&token=${encodeURIComponent(token)}`,
+        },
       ];
       const out: ConsolePageTiming[] = [];
       for (const p of pages) {

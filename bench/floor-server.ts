@@ -41,7 +41,8 @@ function serve(res: HttpResponse, req: HttpRequest): void {
 }
 
 function listen(): void {
-  uWS.App()
+  uWS
+    .App()
     .any('/*', serve)
     .listen('127.0.0.1', Number(portArg), (socket) => {
       if (!socket) {

@@ -145,8 +145,13 @@ export function floorTable(r: FloorResult): string {
     }
     const cpu = x.cpuUsPerRequest;
     const nginx = nginxCpu(x.workers ?? 1);
-    lines.push(`| ${x.target} | ${Math.round(x.throughput).toLocaleString('en-US')} | ${cpu === null ? '-' : cpu.toFixed(2)} | ${cpu === null || nginx === null ? '-' : (cpu / nginx).toFixed(2) + '×'} |`);
+    lines.push(
+      `| ${x.target} | ${Math.round(x.throughput).toLocaleString('en-US')} | ${cpu === null ? '-' : cpu.toFixed(2)} | ${cpu === null || nginx === null ? '-' : (cpu / nginx).toFixed(2) + '×'} |`,
+    );
   }
-  lines.push('', '- × nginx: CPU per request over nginx’s with as many workers (1 or 2) in the same run; the 2-worker rows share two cores with the load generator, as S7 does');
+  lines.push(
+    '',
+    '- × nginx: CPU per request over nginx’s with as many workers (1 or 2) in the same run; the 2-worker rows share two cores with the load generator, as S7 does',
+  );
   return lines.join('\n');
 }

@@ -44,23 +44,26 @@ for (let i = 0; i < count; i++) {
 process.stdout.write('subscribed\n');
 
 const waitMs = (to - trueSlot(slotMs)) * slotMs + 1500;
-setTimeout(() => {
-  const feed = new GeneratedFeed();
-  const want: string[] = [];
-  for (let tip = from; tip <= to; tip++) for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip)]) want.push(`${u.slot}:${u.dedupKey()}`);
-  let delivered = 0;
-  let missing = 0;
-  let duplicated = 0;
-  for (const seen of counts) {
-    for (const n of seen.values()) delivered += n;
-    for (const k of want) {
-      const n = seen.get(k) ?? 0;
-      if (n === 0) missing++;
-      if (n > 1) duplicated += n - 1;
+setTimeout(
+  () => {
+    const feed = new GeneratedFeed();
+    const want: string[] = [];
+    for (let tip = from; tip <= to; tip++) for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip)]) want.push(`${u.slot}:${u.dedupKey()}`);
+    let delivered = 0;
+    let missing = 0;
+    let duplicated = 0;
+    for (const seen of counts) {
+      for (const n of seen.values()) delivered += n;
+      for (const k of want) {
+        const n = seen.get(k) ?? 0;
+        if (n === 0) missing++;
+        if (n > 1) duplicated += n - 1;
+      }
     }
-  }
-  process.stdout.write(JSON.stringify({ delivered, missing, duplicated }) + '\n');
-  for (const c of calls) c.cancel();
-  for (const c of clients) c.close();
-  process.exit(0);
-}, Math.max(0, waitMs));
+    process.stdout.write(JSON.stringify({ delivered, missing, duplicated }) + '\n');
+    for (const c of calls) c.cancel();
+    for (const c of clients) c.close();
+    process.exit(0);
+  },
+  Math.max(0, waitMs),
+);

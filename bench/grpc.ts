@@ -52,7 +52,9 @@ function slotStart(slot: number): number {
 
 async function startSimGrpcProc(args: string[]): Promise<Proc & { url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'sim-grpc', '--port', String(port), '--slot-ms', String(SLOT_MS), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'sim-grpc', '--port', String(port), '--slot-ms', String(SLOT_MS), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await waitFor(child, /listening/, 'sim-grpc');
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
@@ -93,14 +95,24 @@ async function metric(adminPort: number): Promise<string> {
 }
 
 export async function runGrpcBench(opts: { subscribers: number; seconds: number; log: (line: string) => void }): Promise<GrpcBenchResult> {
-  const sims: (Proc & { url: string })[] = await Promise.all([startSimGrpcProc(['--jitter-ms', '20', '--seed', '1']), startSimGrpcProc(['--jitter-ms', '20', '--seed', '1'])]);
+  const sims: (Proc & { url: string })[] = await Promise.all([
+    startSimGrpcProc(['--jitter-ms', '20', '--seed', '1']),
+    startSimGrpcProc(['--jitter-ms', '20', '--seed', '1']),
+  ]);
   // `jumpgate start` wants one JSON-RPC node; it serves no traffic here.
   const node = await startSimProc('grpc-bench-node', ['--slot-ms', String(SLOT_MS)]);
   sims.push(node);
   const grpcPort = await freePort();
   const adminPort = await freePort();
-  const sources = sims.slice(0, 2).map((s, i) => `{ id: src${i}, url: "${s.url}" }`).join(', ');
-  const gw = await startGatewayProc([{ id: 'n0', url: node.url }], TOKEN, `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\ngrpc: { host: 127.0.0.1, port: ${grpcPort}, sources: [${sources}], limits: { maxStreamsPerToken: ${opts.subscribers + 10} } }`);
+  const sources = sims
+    .slice(0, 2)
+    .map((s, i) => `{ id: src${i}, url: "${s.url}" }`)
+    .join(', ');
+  const gw = await startGatewayProc(
+    [{ id: 'n0', url: node.url }],
+    TOKEN,
+    `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\ngrpc: { host: 127.0.0.1, port: ${grpcPort}, sources: [${sources}], limits: { maxStreamsPerToken: ${opts.subscribers + 10} } }`,
+  );
   let load: ReturnType<typeof spawn> | null = null;
   try {
     await waitForPort(gw.child, grpcPort, 'gateway gRPC');
@@ -113,7 +125,19 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
     const window = (): [number, number] => [from, to];
     const direct = sims.slice(0, 2).map((s) => new Subscriber(s.url.replace('http://', ''), null, window));
     const probe = new Subscriber(`127.0.0.1:${grpcPort}`, TOKEN, window);
-    const child = spawn(process.execPath, [new URL('./grpc-load.js', import.meta.url).pathname, `127.0.0.1:${grpcPort}`, TOKEN, String(opts.subscribers - 1), String(from), String(to), String(SLOT_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        new URL('./grpc-load.js', import.meta.url).pathname,
+        `127.0.0.1:${grpcPort}`,
+        TOKEN,
+        String(opts.subscribers - 1),
+        String(from),
+        String(to),
+        String(SLOT_MS),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     load = child;
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -146,7 +170,13 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
     const delivered = loaded.delivered + probe.delays.length;
     const row = (path: string, delays: number[]): GrpcPath => {
       const sorted = [...delays].sort((a, b) => a - b);
-      return { path, updates: sorted.length, delayP50Ms: percentile(sorted, 0.5), delayP99Ms: percentile(sorted, 0.99), delayMaxMs: sorted[sorted.length - 1] ?? NaN };
+      return {
+        path,
+        updates: sorted.length,
+        delayP50Ms: percentile(sorted, 0.5),
+        delayP99Ms: percentile(sorted, 0.99),
+        delayMaxMs: sorted[sorted.length - 1] ?? NaN,
+      };
     };
     opts.log(`[grpc] ${opts.subscribers} subscribers, slots ${from}..${to}: ${delivered} delivered, ${missing} missing, ${duplicated} duplicated`);
     direct.forEach((d) => d.close());
@@ -154,7 +184,11 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
     return {
       subscribers: opts.subscribers,
       seconds: opts.seconds,
-      paths: [row('source src0 direct', direct[0]!.delays), row('source src1 direct', direct[1]!.delays), row(`jumpgate (one of ${opts.subscribers} subscribers)`, probe.delays)],
+      paths: [
+        row('source src0 direct', direct[0]!.delays),
+        row('source src1 direct', direct[1]!.delays),
+        row(`jumpgate (one of ${opts.subscribers} subscribers)`, probe.delays),
+      ],
       upstreamStreams,
       missing,
       duplicated,

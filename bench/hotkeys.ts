@@ -78,18 +78,32 @@ export function runHotkeys(keys = 1_000_000, capacity = 100_000): HotkeysResult 
   // The shared table first: its buffer is outside the heap, so the BucketTable run after it
   // cannot reuse its pages and look smaller than it is.
   const rows = [
-    measure('SharedBucketTable', () => SharedBucketTable.create(capacity, 100, 200), (t) => (t as SharedBucketTable).countKeys(), keys),
-    measure('BucketTable', () => new BucketTable(capacity, 100, 200), (t) => (t as BucketTable).size, keys),
+    measure(
+      'SharedBucketTable',
+      () => SharedBucketTable.create(capacity, 100, 200),
+      (t) => (t as SharedBucketTable).countKeys(),
+      keys,
+    ),
+    measure(
+      'BucketTable',
+      () => new BucketTable(capacity, 100, 200),
+      (t) => (t as BucketTable).size,
+      keys,
+    ),
   ];
   return { keys, capacity, rows };
 }
 
 export function hotkeysTable(r: HotkeysResult): string {
   return [
-    `${r.keys} distinct keys, then ${r.keys} takes over ${HOT} keys; table capacity ${r.capacity} keys` + (global.gc ? '' : ' (run node with --expose-gc for steadier memory figures)'),
+    `${r.keys} distinct keys, then ${r.keys} takes over ${HOT} keys; table capacity ${r.capacity} keys` +
+      (global.gc ? '' : ' (run node with --expose-gc for steadier memory figures)'),
     '',
     '| table | entries kept | ns/take, distinct keys | ns/take, repeated keys | heap growth MB | RSS growth MB |',
     '|---|---:|---:|---:|---:|---:|',
-    ...r.rows.map((x) => `| ${x.table} | ${x.entriesKept} | ${x.nsPerTakeDistinct.toFixed(0)} | ${x.nsPerTakeRepeat.toFixed(0)} | ${x.heapMbGrowth.toFixed(1)} | ${x.rssMbGrowth.toFixed(1)} |`),
+    ...r.rows.map(
+      (x) =>
+        `| ${x.table} | ${x.entriesKept} | ${x.nsPerTakeDistinct.toFixed(0)} | ${x.nsPerTakeRepeat.toFixed(0)} | ${x.heapMbGrowth.toFixed(1)} | ${x.rssMbGrowth.toFixed(1)} |`,
+    ),
   ].join('\n');
 }

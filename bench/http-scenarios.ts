@@ -193,7 +193,7 @@ function defs(o: HttpRunOptions): Record<HttpScenarioId, Def> {
       pump: true,
       pumpWorkUs: [10, 25],
       notes: [
-        'jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client\'s ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole',
+        "jumpgate sends a batch of up to routing.upstreamBatch (100) calls whole to one node, with the client's ids when they allow it; node mode (X-Service-Affinity: node) always sends it whole; the peers always pass it whole",
         'jumpgate, upstreamBatch 50: default mode with routing.upstreamBatch reloaded to 50 for the row, so the batch is split in two sub-batches spread over the nodes: what the split costs',
         PUMP_NOTE,
         `${PUMP} + N µs: the same pump spinning N µs of CPU per batch before passing it on, as JSON-RPC work would; its batches/s against the plain pump's is what each µs per batch costs on this machine (bench/README.md, "What a µs per batch costs")`,
@@ -277,10 +277,28 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     if (baseSettled.status === 'rejected') throw baseSettled.reason;
     const gws = [gwSettled.value, baseSettled.value].filter((g): g is GatewayProc => g !== null);
     // The generator itself spreads requests round-robin over both nodes, as the proxies do.
-    targets.push({ name: 'direct to nodes', gateway: false, url: sims[0]!.url, args: ['--url', sims[1]!.url], proc: bothNodes(sims), process: 'node', notes: [], reload: null });
+    targets.push({
+      name: 'direct to nodes',
+      gateway: false,
+      url: sims[0]!.url,
+      args: ['--url', sims[1]!.url],
+      proc: bothNodes(sims),
+      process: 'node',
+      notes: [],
+      reload: null,
+    });
     builds.forEach(({ prefix }, b) => {
       const gw = gws[b]!;
-      targets.push({ name: prefix, gateway: true, url: gw.url, args: ['--token', TOKEN], proc: gw, process: 'proxy', notes: ['offload.threads 0'], reload: null });
+      targets.push({
+        name: prefix,
+        gateway: true,
+        url: gw.url,
+        args: ['--token', TOKEN],
+        proc: gw,
+        process: 'proxy',
+        notes: ['offload.threads 0'],
+        reload: null,
+      });
       for (const v of def.variants) {
         const config = v.config;
         const name = v.name.replace(/^jumpgate/, prefix);
@@ -300,22 +318,53 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
                   await gw.reconfigure(GATEWAY_EXTRA);
                 },
               };
-        targets.push({ name, gateway: true, url: gw.url, args: ['--token', TOKEN, ...v.args], proc: gw, process: 'proxy', notes: ['offload.threads 0'], reload });
+        targets.push({
+          name,
+          gateway: true,
+          url: gw.url,
+          args: ['--token', TOKEN, ...v.args],
+          proc: gw,
+          process: 'proxy',
+          notes: ['offload.threads 0'],
+          reload,
+        });
       }
     });
     if (def.pump) {
       // The plain pump, then one spinning each of pumpWorkUs per request.
       for (const us of [0, ...(def.pumpWorkUs ?? [])]) {
-        const pump = await startPumpProc(sims.map((s) => s.url), us);
+        const pump = await startPumpProc(
+          sims.map((s) => s.url),
+          us,
+        );
         stops.unshift(pump.stop);
-        targets.push({ name: us === 0 ? PUMP : `${PUMP} + ${us} µs`, gateway: true, url: pump.url, args: [], proc: pump, process: 'proxy', notes: [], reload: null });
+        targets.push({
+          name: us === 0 ? PUMP : `${PUMP} + ${us} µs`,
+          gateway: true,
+          url: pump.url,
+          args: [],
+          proc: pump,
+          process: 'proxy',
+          notes: [],
+          reload: null,
+        });
       }
     }
     PEERS.forEach((name, i) => {
       const p = peerSettled[i]!;
       const peer = p.status === 'fulfilled' ? p.value : `failed to start: ${String(p.reason)}`;
       if (typeof peer === 'string') rows.set(name, skippedRow(name, peer));
-      else targets.push({ name, gateway: false, url: peer.url, args: [], proc: peer, process: 'proxy', notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], reload: null });
+      else
+        targets.push({
+          name,
+          gateway: false,
+          url: peer.url,
+          args: [],
+          proc: peer,
+          process: 'proxy',
+          notes: [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes],
+          reload: null,
+        });
     });
     const order = [...targets.map((t) => t.name).filter((n) => !(PEERS as string[]).includes(n)), ...PEERS];
     const results = new Map<string, HttpLoadResult[]>(targets.map((t) => [t.name, []]));
@@ -359,7 +408,9 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
           clientCpuS: r.clientCpuS,
           otherCores,
         });
-        log(`  ${id} round ${round} ${t.name}: ${Math.round(r.throughput).toLocaleString('en-US')} req/s, p99 ${r.latencyMs.p99.toFixed(2)} ms, errors ${r.errors}`);
+        log(
+          `  ${id} round ${round} ${t.name}: ${Math.round(r.throughput).toLocaleString('en-US')} req/s, p99 ${r.latencyMs.p99.toFixed(2)} ms, errors ${r.errors}`,
+        );
       }
     }
     const wrk = id === 's1' && !o.quick && (await hasWrk());
@@ -388,7 +439,10 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
         rounds: rr,
         throughput: mean,
         spreadPct: tp.length > 1 ? ((Math.max(...tp) - Math.min(...tp)) / mean) * 100 : 0,
-        latencyMs: latencyMs(h.summary(), rs.reduce((a, r) => a + r.latencyMs.mean * 1000 * r.latencyMs.count, 0)),
+        latencyMs: latencyMs(
+          h.summary(),
+          rs.reduce((a, r) => a + r.latencyMs.mean * 1000 * r.latencyMs.count, 0),
+        ),
         addedMs: null,
         errors: rs.reduce((a, r) => a + r.errors, 0),
         errorKinds: kinds,
@@ -403,7 +457,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     if (id === 's2' && direct.latencyMs !== null) {
       for (const row of rows.values()) {
         if (row.latencyMs === null || row === direct) continue;
-        row.addedMs = { p50: row.latencyMs.p50 - direct.latencyMs.p50, p99: row.latencyMs.p99 - direct.latencyMs.p99, p999: row.latencyMs.p999 - direct.latencyMs.p999 };
+        row.addedMs = {
+          p50: row.latencyMs.p50 - direct.latencyMs.p50,
+          p99: row.latencyMs.p99 - direct.latencyMs.p99,
+          p999: row.latencyMs.p999 - direct.latencyMs.p999,
+        };
       }
     }
     const first = results.get('direct to nodes')![0]!;

@@ -75,7 +75,16 @@ async function seedStore(path: string): Promise<{ token: string; stackId: string
     for (let m = 0; m < 24 * 60; m++) {
       METHODS.forEach((method, i) => {
         const calls = 50 + ((m * 7 + i * 13) % 200);
-        rows.push({ tokenId: record.id, method, minute: now - m * 60_000, calls, errors: m % 17 === 0 ? 1 : 0, bytesIn: calls * 80, bytesOut: calls * 300, histogram: shapes[(m + i) % shapes.length]! });
+        rows.push({
+          tokenId: record.id,
+          method,
+          minute: now - m * 60_000,
+          calls,
+          errors: m % 17 === 0 ? 1 : 0,
+          bytesIn: calls * 80,
+          bytesOut: calls * 300,
+          histogram: shapes[(m + i) % shapes.length]!,
+        });
       });
     }
     for (let i = 0; i < rows.length; i += 1000) await store.addUsage(rows.slice(i, i + 1000));
@@ -85,7 +94,13 @@ async function seedStore(path: string): Promise<{ token: string; stackId: string
   }
 }
 
-function http(base: string, method: string, path: string, cookie: string | null, body?: string): Promise<{ status: number; text: string; cookie: string | null }> {
+function http(
+  base: string,
+  method: string,
+  path: string,
+  cookie: string | null,
+  body?: string,
+): Promise<{ status: number; text: string; cookie: string | null }> {
   return new Promise((resolve, reject) => {
     const u = new URL(path, base);
     const headers: Record<string, string> = {};
@@ -227,7 +242,9 @@ export async function runIsolation(o: { quick: boolean; log?: (line: string) => 
             run.results.push(r);
             if (withViewer) run.refreshMs.push(...viewer.durationsMs);
             run.other.push(Math.max(0, machineBusySeconds() - busy0 - ours) / ((performance.now() - w0) / 1000));
-            log(`  isolation workers ${workers} round ${round} ${withViewer ? 'viewer' : 'alone'}: p99 ${r.latencyMs.p99.toFixed(2)} ms, max ${r.latencyMs.max.toFixed(2)} ms, errors ${r.errors}`);
+            log(
+              `  isolation workers ${workers} round ${round} ${withViewer ? 'viewer' : 'alone'}: p99 ${r.latencyMs.p99.toFixed(2)} ms, max ${r.latencyMs.max.toFixed(2)} ms, errors ${r.errors}`,
+            );
           }
         }
         const base: IsolationRow[] = [];
@@ -236,7 +253,10 @@ export async function runIsolation(o: { quick: boolean; log?: (line: string) => 
           for (const r of run.results) h.add(LatencyHistogram.decode(r.histogram));
           const kinds: Record<string, number> = {};
           for (const r of run.results) for (const [k, v] of Object.entries(r.errorKinds)) kinds[k] = (kinds[k] ?? 0) + v;
-          const l = latencyMs(h.summary(), run.results.reduce((a, r) => a + r.latencyMs.mean * 1000 * r.latencyMs.count, 0));
+          const l = latencyMs(
+            h.summary(),
+            run.results.reduce((a, r) => a + r.latencyMs.mean * 1000 * r.latencyMs.count, 0),
+          );
           const alone = base[0];
           base.push({
             target: `jumpgate, rpc.workers ${workers}${workers === 0 ? ' (inline)' : ''}`,
@@ -280,7 +300,8 @@ export async function runIsolation(o: { quick: boolean; log?: (line: string) => 
   };
 }
 
-const f2 = (v: number | null): string => (v === null || !Number.isFinite(v) ? '–' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US'));
+const f2 = (v: number | null): string =>
+  v === null || !Number.isFinite(v) ? '–' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US');
 const signed = (v: number | null): string => (v === null ? '–' : (v >= 0 ? '+' : '−') + f2(Math.abs(v)));
 
 export function isolationTable(r: IsolationResult): string {
@@ -292,8 +313,18 @@ export function isolationTable(r: IsolationResult): string {
   ];
   for (const row of r.rows) {
     const l = row.latencyMs;
-    const met = row.addedP99Ms === null || row.addedMaxMs === null ? '–' : row.addedP99Ms <= ISOLATION_TARGET.p99Ms && row.addedMaxMs <= ISOLATION_TARGET.maxMs ? 'yes' : 'no';
-    const errors = row.errors === 0 ? '0' : `${row.errors} (${Object.entries(row.errorKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`;
+    const met =
+      row.addedP99Ms === null || row.addedMaxMs === null
+        ? '–'
+        : row.addedP99Ms <= ISOLATION_TARGET.p99Ms && row.addedMaxMs <= ISOLATION_TARGET.maxMs
+          ? 'yes'
+          : 'no';
+    const errors =
+      row.errors === 0
+        ? '0'
+        : `${row.errors} (${Object.entries(row.errorKinds)
+            .map(([k, v]) => `${k} ×${v}`)
+            .join(', ')})`;
     out.push(
       `| ${row.target} | ${row.viewer ? 'every 1 s' : 'none'} | ${Math.round(row.throughput).toLocaleString('en-US')} | ${f2(l.p50)} | ${f2(l.p99)} | ${f2(l.p999)} | ${f2(l.max)} | ${signed(row.addedP99Ms)} | ${signed(row.addedMaxMs)} | ${met} | ${errors} | ${row.viewer ? row.refreshes : '–'} | ${row.viewer ? `${f2(row.refreshP50Ms)} / ${f2(row.refreshMaxMs)}` : '–'} |`,
     );

@@ -39,7 +39,10 @@ export interface KeymapBenchResult {
 /** `n` distinct 40-byte ASCII keys (hex), seeded. */
 function makeKeys(n: number, seed: number): string[] {
   const r = rng(seed);
-  const word = () => Math.floor(r() * 2 ** 32).toString(16).padStart(8, '0');
+  const word = () =>
+    Math.floor(r() * 2 ** 32)
+      .toString(16)
+      .padStart(8, '0');
   const out = new Array<string>(n);
   for (let i = 0; i < n; i++) out[i] = word() + word() + word() + word() + word();
   return out;
@@ -119,13 +122,7 @@ export async function runKeymapBench(opts: { seconds?: number } = {}): Promise<K
   for (let i = 0; i < KEYS; i++) slots[i] = hasher.slot(keys[i]!);
 
   const distribution: KeymapBenchResult['distribution'] = [];
-  for (const weights of [
-    [1, 1, 1],
-    [1, 2, 3, 4],
-    [5, 1],
-    Array.from({ length: 32 }, () => 1),
-    Array.from({ length: 32 }, (_, i) => 1 + (i % 4)),
-  ]) {
+  for (const weights of [[1, 1, 1], [1, 2, 3, 4], [5, 1], Array.from({ length: 32 }, () => 1), Array.from({ length: 32 }, (_, i) => 1 + (i % 4))]) {
     const nodes = nodesOf(weights);
     const map = new KeyMap(nodes);
     const count = new Float64Array(nodes.length);
@@ -162,8 +159,18 @@ export async function runKeymapBench(opts: { seconds?: number } = {}): Promise<K
   const n4 = nodesOf([1, 2, 3, 4]);
   measure('[1,1,1] + node (weight 1)', n3, [...n3, { id: 'new', weight: 1 }], 'new');
   measure('[1,2,3,4] + node (weight 2)', n4, [...n4, { id: 'new', weight: 2 }], 'new');
-  measure('[1,1,1] − node-1', n3, n3.filter((n) => n.id !== 'node-1'), 'node-1');
-  measure('[1,2,3,4] − node-3 (weight 4)', n4, n4.filter((n) => n.id !== 'node-3'), 'node-3');
+  measure(
+    '[1,1,1] − node-1',
+    n3,
+    n3.filter((n) => n.id !== 'node-1'),
+    'node-1',
+  );
+  measure(
+    '[1,2,3,4] − node-3 (weight 4)',
+    n4,
+    n4.filter((n) => n.id !== 'node-3'),
+    'node-3',
+  );
   const reweigh = (nodes: KeyNode[], i: number, w: number) => nodes.map((n, j) => (j === i ? { ...n, weight: w } : n));
   measure('[1,2,3,4] node-0 weight 1 → 2', n4, reweigh(n4, 0, 2), 'node-0');
   measure('[1,2,3,4] node-3 weight 4 → 1', n4, reweigh(n4, 3, 1), 'node-3');

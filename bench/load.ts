@@ -49,7 +49,11 @@ export async function wrkRps(url: string, body: string, headers: Record<string, 
   const all = { 'Content-Type': 'application/json', ...headers };
   writeFileSync(
     script,
-    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n` + Object.entries(all).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n') + '\n',
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n` +
+      Object.entries(all)
+        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+        .join('\n') +
+      '\n',
   );
   try {
     const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, url]);

@@ -89,7 +89,21 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
   const regressedKeys = new Uint8Array(KEYS);
   const latencies: number[] = [];
   const okLatencies: number[] = [];
-  const row: MonotonicRow = { monotonic, requests: 0, regressions: 0, keysRegressed: 0, worstSlots: 0, refused7505: 0, otherErrors: 0, errorCodes: {}, p50Ms: 0, p99Ms: 0, maxMs: 0, okP50Ms: 0, okP99Ms: 0 };
+  const row: MonotonicRow = {
+    monotonic,
+    requests: 0,
+    regressions: 0,
+    keysRegressed: 0,
+    worstSlots: 0,
+    refused7505: 0,
+    otherErrors: 0,
+    errorCodes: {},
+    p50Ms: 0,
+    p99Ms: 0,
+    maxMs: 0,
+    okP50Ms: 0,
+    okP99Ms: 0,
+  };
   let running = true;
   const client = async (c: number): Promise<void> => {
     let n = c;
@@ -97,10 +111,17 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
       // Random keys: each is asked again and again, at random times around the failovers.
       const k = Math.floor(Math.random() * KEYS);
       const method = n++ % 2 === 0 ? 'getSlot' : 'getBalance';
-      const body = method === 'getSlot' ? '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' : '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}';
+      const body =
+        method === 'getSlot'
+          ? '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'
+          : '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}';
       const t0 = performance.now();
       try {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': 'key-' + k }, body });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': 'key-' + k },
+          body,
+        });
         const json = (await res.json()) as { result?: unknown; error?: { code?: number } };
         latencies.push(performance.now() - t0);
         row.requests++;
@@ -141,7 +162,9 @@ async function runOnce(monotonic: boolean | null, phaseMs: { down: number; up: n
       if (kind === 'kill') await proxies[target]!.start();
       else if (kind === 'stall') sims[target]!.set({ stallRate: 0 });
       else gw.pool.setDrained(`n${target}`, false);
-      log(`[monotonic ${String(monotonic)}] failover ${i + 1}/${FAILOVERS} (${kind} n${target}): ${row.requests} requests, ${row.regressions} regressions, ${row.refused7505} × 7505`);
+      log(
+        `[monotonic ${String(monotonic)}] failover ${i + 1}/${FAILOVERS} (${kind} n${target}): ${row.requests} requests, ${row.regressions} regressions, ${row.refused7505} × 7505`,
+      );
     }
   } finally {
     running = false;

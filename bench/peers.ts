@@ -88,7 +88,11 @@ export async function startNginx(nodes: string[], o: PeerOptions = {}): Promise<
     WORKERS: String(o.workers ?? 1),
   });
   if (o.affinity) {
-    conf = changed(conf, conf.replace(/^(\s*)upstream rpc_pool \{\n/m, (m, indent: string) => `${m}${indent}  hash $http_x_service_affinity_key consistent;\n`), 'an "upstream rpc_pool {" line');
+    conf = changed(
+      conf,
+      conf.replace(/^(\s*)upstream rpc_pool \{\n/m, (m, indent: string) => `${m}${indent}  hash $http_x_service_affinity_key consistent;\n`),
+      'an "upstream rpc_pool {" line',
+    );
     notes.push('hash $http_x_service_affinity_key consistent');
   }
   if (o.wsClients !== undefined) {
@@ -134,7 +138,11 @@ export async function startHaproxy(nodes: string[], o: PeerOptions = {}): Promis
     THREADS: '1',
   });
   if (o.affinity) {
-    cfg = changed(cfg, cfg.replace(/^(\s*)balance roundrobin$/m, '$1balance hdr(X-Service-Affinity-Key)\n$1hash-type consistent'), 'a "balance roundrobin" line');
+    cfg = changed(
+      cfg,
+      cfg.replace(/^(\s*)balance roundrobin$/m, '$1balance hdr(X-Service-Affinity-Key)\n$1hash-type consistent'),
+      'a "balance roundrobin" line',
+    );
     notes.push('balance hdr(X-Service-Affinity-Key), hash-type consistent');
   }
   const file = join(dir, 'haproxy.cfg');

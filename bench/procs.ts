@@ -133,28 +133,32 @@ export async function startSimProc(id: string, args: string[] = []): Promise<Pro
 export async function startPumpProc(urls: string[], workUs = 0): Promise<Proc & { url: string }> {
   const port = await freePort();
   const work = workUs > 0 ? ['--work-us', String(workUs)] : [];
-  const child = spawn(process.execPath, [new URL('./pump-server.js', import.meta.url).pathname, String(port), ...work, ...urls], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [new URL('./pump-server.js', import.meta.url).pathname, String(port), ...work, ...urls], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await waitFor(child, /listening/, 'pump server');
   return { ...proc(child), url: `http://127.0.0.1:${port}` };
 }
 
 function gatewayYaml(port: number, nodes: { id: string; url: string }[], token: string, extra: string): string {
-  return [
-    `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,
-    'console: { port: 0 }',
-    'admin: { port: 0 }',
-    "store: { url: 'sqlite://:memory:' }",
-    // info: the reload's "config reloaded" line (nothing is logged per request at info).
-    'log: { level: info }',
-    'nodes:',
-    ...nodes.map((n) => `  - { id: ${n.id}, url: "${n.url}" }`),
-    'tokens:',
-    `  - { token: ${token}, stack: bench }`,
-    extra,
-  ]
-    // A top-level key given in `extra` replaces the default line for it.
-    .filter((line, i, all) => i === all.length - 1 || !extra.split('\n').some((e) => e.includes(':') && line.startsWith(e.slice(0, e.indexOf(':') + 1))))
-    .join('\n');
+  return (
+    [
+      `rpc: { host: 127.0.0.1, port: ${port}, wsPort: 0 }`,
+      'console: { port: 0 }',
+      'admin: { port: 0 }',
+      "store: { url: 'sqlite://:memory:' }",
+      // info: the reload's "config reloaded" line (nothing is logged per request at info).
+      'log: { level: info }',
+      'nodes:',
+      ...nodes.map((n) => `  - { id: ${n.id}, url: "${n.url}" }`),
+      'tokens:',
+      `  - { token: ${token}, stack: bench }`,
+      extra,
+    ]
+      // A top-level key given in `extra` replaces the default line for it.
+      .filter((line, i, all) => i === all.length - 1 || !extra.split('\n').some((e) => e.includes(':') && line.startsWith(e.slice(0, e.indexOf(':') + 1))))
+      .join('\n')
+  );
 }
 
 export interface GatewayProc extends Proc {

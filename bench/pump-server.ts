@@ -89,7 +89,8 @@ class Intake {
   }
 }
 
-uWS.App()
+uWS
+  .App()
   .post('/*', (res, req) => {
     const intake = new Intake(res, Number(req.getHeader('content-length')) || 0);
     res.onAborted(() => intake.onAborted());

@@ -41,7 +41,29 @@ import { consoleTable, httpTable, docTables, setup, setupText, wsTable } from '.
 import { runWsFanout, wsFanoutTable } from './ws-fanout.js';
 import { runWsRequests, wsRequestsTable } from './ws-requests.js';
 
-const ALL = ['s1', 's2', 's3', 's4', 's5', 's6', 'floor', 'parse', 'badinput', 'keymap', 'hotkeys', 'ws', 'wsreq', 'console', 'isolation', 's7', 'hedge', 'coalesce', 'broadcast', 'monotonic', 'grpc'] as const;
+const ALL = [
+  's1',
+  's2',
+  's3',
+  's4',
+  's5',
+  's6',
+  'floor',
+  'parse',
+  'badinput',
+  'keymap',
+  'hotkeys',
+  'ws',
+  'wsreq',
+  'console',
+  'isolation',
+  's7',
+  'hedge',
+  'coalesce',
+  'broadcast',
+  'monotonic',
+  'grpc',
+] as const;
 type Name = (typeof ALL)[number];
 
 const USAGE = `usage: npm run bench [-- scenario…] [--quick] [--results FILE] [--tables] [--baseline DIR] [--s2-rate R] [--ws-clients N] [--grpc-subscribers N]\nscenarios: ${ALL.join(' ')} (all when none is named)`;

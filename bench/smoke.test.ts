@@ -67,15 +67,27 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
       t.ok(r.latencyMs !== null && r.latencyMs!.count > 0 && r.throughput! > 0, `${id} ${r.target}: measured`);
     }
   }
-  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null), 's4 has the node-mode row');
+  t.ok(
+    results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null),
+    's4 has the node-mode row',
+  );
   // The runner checks the gateway's reload log names routing.upstreamBatch, or fails s4.
-  t.ok(results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 50' && r.skipped === null && r.throughput! > 0), 's4 has the split row');
+  t.ok(
+    results.s4!.targets!.some((r) => r.target === 'jumpgate, upstreamBatch 50' && r.skipped === null && r.throughput! > 0),
+    's4 has the split row',
+  );
   const floor = results.floor as unknown as { rows?: { target: string; skipped: string | null; cpuUsPerRequest: number | null }[]; error?: string };
   t.notOk(floor?.error, 'floor did not fail');
   const floorRows = floor?.rows ?? [];
   t.same(
     floorRows.map((r) => r.target),
-    ['uWS.js, bare handler', 'uWS.js, with jumpgate’s request reads', 'nginx, return 200', 'uWS.js, bare handler, 2 threads on one port', 'nginx, return 200, worker_processes 2'],
+    [
+      'uWS.js, bare handler',
+      'uWS.js, with jumpgate’s request reads',
+      'nginx, return 200',
+      'uWS.js, bare handler, 2 threads on one port',
+      'nginx, return 200, worker_processes 2',
+    ],
     'floor: both uWS.js servers and nginx (run or skipped), then both on two workers',
   );
   for (const r of floorRows) {
@@ -91,10 +103,16 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   t.ok(direct?.target === 'direct to nodes' && direct.subscribed! > 0 && direct.delayMs!.count > 0, 's6: the direct row first, measured');
   t.equal(gw?.p99OverDirectMs, gw!.delayMs!.p99 - direct!.delayMs!.p99, 's6: jumpgate p99 over direct');
   const one = ws[1];
-  t.ok(one?.target === 'direct to one node' && one.subscribed === direct!.subscribed && one.delayMs!.count > 0, 's6: the one-node direct row second, every client on one node');
+  t.ok(
+    one?.target === 'direct to one node' && one.subscribed === direct!.subscribed && one.delayMs!.count > 0,
+    's6: the one-node direct row second, every client on one node',
+  );
   t.equal(gw?.p99OverOneNodeMs, gw!.delayMs!.p99 - one!.delayMs!.p99, 's6: jumpgate p99 over one node');
   t.match(out, /\| direct to one node \(the limit\) \|/, 's6: the one-node row printed');
-  t.ok(ws.some((r) => r.target === 'nginx'), 's6: an nginx row, run or skipped');
+  t.ok(
+    ws.some((r) => r.target === 'nginx'),
+    's6: an nginx row, run or skipped',
+  );
   t.match(out, /\*\*S1: single getSlot/, 'S1 table printed');
   t.match(out, /\*\*S6: /, 'S6 table printed');
   t.match(out, /results written to /);
@@ -104,7 +122,13 @@ t.test('npm run bench -- isolation s7 --quick: every row measured or skipped wit
   const { out, results } = await runQuick<Record<string, { rows?: Record<string, unknown>[]; error?: string }>>(t, ['isolation', 's7']);
 
   t.notOk(results.isolation?.error, 'isolation did not fail');
-  const iso = (results.isolation?.rows ?? []) as { workers: number; viewer: boolean; latencyMs: { count: number }; refreshes: number; addedP99Ms: number | null }[];
+  const iso = (results.isolation?.rows ?? []) as {
+    workers: number;
+    viewer: boolean;
+    latencyMs: { count: number };
+    refreshes: number;
+    addedP99Ms: number | null;
+  }[];
   t.same(
     iso.map((r) => [r.workers, r.viewer]),
     [
@@ -135,12 +159,19 @@ t.test('npm run bench -- isolation s7 --quick: every row measured or skipped wit
     if (r.skipped !== null) t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `s7: skipped ${r.target} is noted (${r.skipped})`);
     else t.ok(r.throughput > 0 && r.cpuPer1k !== null && r.cpuPer1k > 0, `s7 ${r.target}: req/s and CPU measured`);
   }
-  t.ok(s7.slice(0, 2).every((r) => r.skipped === null), 's7: the jumpgate rows always run');
+  t.ok(
+    s7.slice(0, 2).every((r) => r.skipped === null),
+    's7: the jumpgate rows always run',
+  );
   t.match(out, /\*\*S7: /, 'S7 table printed');
 });
 
 t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured', { timeout: 180_000 }, async (t) => {
-  const { out, results } = await runQuick<Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>>(t, ['hedge', 'coalesce', 'broadcast']);
+  const { out, results } = await runQuick<Record<string, { rows?: { clientCalls?: number; upstreamCalls?: number }[]; error?: string }>>(t, [
+    'hedge',
+    'coalesce',
+    'broadcast',
+  ]);
   for (const [name, rows] of [
     ['hedge', 5],
     ['coalesce', 3],

@@ -57,11 +57,17 @@ export function setupText(s: Setup): string {
 }
 
 const n0 = (v: number): string => Math.round(v).toLocaleString('en-US');
-const f2 = (v: number | null | undefined): string => (v === null || v === undefined || !Number.isFinite(v) ? '-' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : n0(v));
+const f2 = (v: number | null | undefined): string =>
+  v === null || v === undefined || !Number.isFinite(v) ? '-' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : n0(v);
 const signed = (v: number): string => (v >= 0 ? '+' : '−') + f2(Math.abs(v));
 const cpu = (r: TargetRow): string => (r.cpuPer1k === null ? '-' : r.cpuPer1k.toFixed(3) + (r.process === 'node' ? ' (nodes)' : ''));
 const rss = (r: TargetRow): string => (r.peakRssMb === null ? '-' : n0(r.peakRssMb) + (r.process === 'node' ? ' (2 nodes)' : ''));
-const errs = (r: TargetRow): string => (r.errors === 0 ? '0' : `${n0(r.errors)} (${Object.entries(r.errorKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`);
+const errs = (r: TargetRow): string =>
+  r.errors === 0
+    ? '0'
+    : `${n0(r.errors)} (${Object.entries(r.errorKinds)
+        .map(([k, v]) => `${k} ×${v}`)
+        .join(', ')})`;
 
 function targetName(r: TargetRow): string {
   return r.process === 'node' ? `${r.target} (the limit)` : r.target;
@@ -81,7 +87,10 @@ export function httpTable(s: HttpScenarioResult): string {
   const rounds = `${s.rounds} round${s.rounds > 1 ? 's' : ''} × ${s.seconds} s per target, alternating`;
   const out: string[] = [`**${s.title}** (${rounds})`, ''];
   if (s.id === 's2') {
-    out.push('| target | req/s | p50 ms | p99 ms | p99.9 ms | added p50 | added p99 | added p99.9 | errors | CPU s / 1k req | peak RSS MB |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(
+      '| target | req/s | p50 ms | p99 ms | p99.9 ms | added p50 | added p99 | added p99.9 | errors | CPU s / 1k req | peak RSS MB |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     for (const r of s.targets) {
       if (r.skipped !== null) {
         out.push(skippedLine(r, 10));
@@ -89,13 +98,30 @@ export function httpTable(s: HttpScenarioResult): string {
       }
       const l = r.latencyMs!;
       const a = r.addedMs;
-      out.push(`| ${targetName(r)} | ${n0(r.throughput)} | ${f2(l.p50)} | ${f2(l.p99)} | ${f2(l.p999)} | ${a ? signed(a.p50) : '–'} | ${a ? signed(a.p99) : '–'} | ${a ? signed(a.p999) : '–'} | ${errs(r)} | ${cpu(r)} | ${rss(r)} |`);
+      out.push(
+        `| ${targetName(r)} | ${n0(r.throughput)} | ${f2(l.p50)} | ${f2(l.p99)} | ${f2(l.p999)} | ${a ? signed(a.p50) : '–'} | ${a ? signed(a.p99) : '–'} | ${a ? signed(a.p999) : '–'} | ${errs(r)} | ${cpu(r)} | ${rss(r)} |`,
+      );
     }
   } else {
     const batch = s.callsPerRequest > 1;
     const big = s.id === 's5';
     const wrk = s.targets.some((r) => r.wrkRps !== null);
-    const head = ['target', batch ? 'batches/s' : 'req/s', ...(batch ? ['calls/s'] : []), ...(big ? ['MB/s'] : []), 'spread', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors', batch ? 'CPU s / 1k batches' : 'CPU s / 1k req', 'peak RSS MB', ...(wrk ? ['wrk req/s'] : [])];
+    const head = [
+      'target',
+      batch ? 'batches/s' : 'req/s',
+      ...(batch ? ['calls/s'] : []),
+      ...(big ? ['MB/s'] : []),
+      'spread',
+      'p50 ms',
+      'p90 ms',
+      'p99 ms',
+      'p99.9 ms',
+      'max ms',
+      'errors',
+      batch ? 'CPU s / 1k batches' : 'CPU s / 1k req',
+      'peak RSS MB',
+      ...(wrk ? ['wrk req/s'] : []),
+    ];
     out.push(`| ${head.join(' | ')} |`, `|---|${'---:|'.repeat(head.length - 1)}`);
     for (const r of s.targets) {
       if (r.skipped !== null) {
@@ -148,7 +174,12 @@ export function wsTable(s: WsScenarioResult): string {
     const over = r.p99OverDirectMs ?? null;
     const overOne = r.p99OverOneNodeMs ?? null;
     const which = r.target === ONE_NODE ? ' (1 node)' : ' (2 nodes)';
-    const failed = r.failed === 0 ? '0' : `${n0(r.failed)} (${Object.entries(r.failKinds).map(([k, v]) => `${k} ×${v}`).join(', ')})`;
+    const failed =
+      r.failed === 0
+        ? '0'
+        : `${n0(r.failed)} (${Object.entries(r.failKinds)
+            .map(([k, v]) => `${k} ×${v}`)
+            .join(', ')})`;
     const by = r.upstreamByNode === null ? '' : ` ${JSON.stringify(r.upstreamByNode)}`;
     out.push(
       `| ${nodes ? `${r.target} (the limit)` : r.target} | ${n0(r.subscribed)} | ${failed} | ${r.upstreamSubscriptions === null ? '-' : n0(r.upstreamSubscriptions)}${by} | ${r.upstreamConnections === null ? '-' : n0(r.upstreamConnections)} | ${f2(d.p50)} | ${f2(d.p90)} | ${f2(d.p99)} | ${f2(d.p999)} | ${f2(d.max)} | ${over === null ? '–' : signed(over)} | ${overOne === null ? '–' : signed(overOne)} | ${n0(r.missing)} | ${f2(r.rssIdleMb)} → ${f2(r.rssConnectedMb)}${nodes ? which : ''} | ${f2(r.peakRssMb)} | ${r.cpuPct === null ? '-' : r.cpuPct.toFixed(0) + '%' + (nodes ? ' (nodes)' : '')} |`,
@@ -178,7 +209,11 @@ export function consoleTable(r: ConsoleBenchResult): string {
   out.push(
     '',
     `- seeded through the store's API (addUsage, then compactUsage): ${n0(r.rowsWritten)} usage rows in ${f2(r.seedSeconds)} s, ${n0(r.dbMb)} MB on disk`,
-    ...(r.flush === undefined ? [] : [`- writing: an addUsage of ${n0(r.flush.rows)} rows into the current minute (a 5 s flush) took ${f2(r.flush.cpuMs)} ms of CPU, ${f2(r.flush.wallMs)} ms (mean of ${r.flush.calls})`]),
+    ...(r.flush === undefined
+      ? []
+      : [
+          `- writing: an addUsage of ${n0(r.flush.rows)} rows into the current minute (a 5 s flush) took ${f2(r.flush.cpuMs)} ms of CPU, ${f2(r.flush.wallMs)} ms (mean of ${r.flush.calls})`,
+        ]),
     `- HTTP: GET /api/v1/stacks/:id/overview and /analytics?window=… with a session cookie, one at a time, each on a new connection, the JSON read whole; a page's calls stop after ${f2(r.capSeconds)} s`,
   );
   return out.join('\n');

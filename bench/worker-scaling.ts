@@ -58,7 +58,20 @@ interface Target {
 }
 
 function skipped(kind: 'jumpgate' | 'nginx', workers: number, reason: string): S7Row {
-  return { target: `${kind}, ${workers} worker${workers > 1 ? 's' : ''}`, kind, workers, skipped: reason, throughput: 0, spreadPct: 0, latencyMs: null, errors: 0, cpuPer1k: null, cores: null, scaling: null, otherCores: 0 };
+  return {
+    target: `${kind}, ${workers} worker${workers > 1 ? 's' : ''}`,
+    kind,
+    workers,
+    skipped: reason,
+    throughput: 0,
+    spreadPct: 0,
+    latencyMs: null,
+    errors: 0,
+    cpuPer1k: null,
+    cores: null,
+    scaling: null,
+    otherCores: 0,
+  };
 }
 
 export async function runWorkerScaling(o: { quick: boolean; log?: (line: string) => void }): Promise<WorkerScalingResult> {
@@ -100,7 +113,8 @@ export async function runWorkerScaling(o: { quick: boolean; log?: (line: string)
       }
     }
     // Each gateway's hot path compiled before round 1 (bench/README.md "Setup"); nginx has nothing to warm.
-    if (!o.quick) for (const t of targets) if (t.kind === 'jumpgate') await generate(['--url', t.url, ...LOAD, ...t.args, '--duration', '2s', '--warmup', '0s']);
+    if (!o.quick)
+      for (const t of targets) if (t.kind === 'jumpgate') await generate(['--url', t.url, ...LOAD, ...t.args, '--duration', '2s', '--warmup', '0s']);
     const measured = new Map<string, { r: HttpLoadResult; cpuS: number; other: number }[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= rounds; round++) {
       for (const t of targets) {
@@ -113,7 +127,9 @@ export async function runWorkerScaling(o: { quick: boolean; log?: (line: string)
         const ours = t.proc.cpuSeconds() + sims.reduce((a, s) => a + s.cpuSeconds(), 0) + selfCpuSeconds() - ours0 + r.clientCpuS;
         const other = Math.max(0, machineBusySeconds() - busy0 - ours) / ((performance.now() - w0) / 1000);
         measured.get(t.name)!.push({ r, cpuS, other });
-        log(`  s7 round ${round} ${t.name}: ${Math.round(r.throughput).toLocaleString('en-US')} req/s, CPU ${((cpuS / Math.max(1, r.allAnswered)) * 1000).toFixed(3)} s / 1k`);
+        log(
+          `  s7 round ${round} ${t.name}: ${Math.round(r.throughput).toLocaleString('en-US')} req/s, CPU ${((cpuS / Math.max(1, r.allAnswered)) * 1000).toFixed(3)} s / 1k`,
+        );
       }
     }
     for (const t of targets) {
@@ -133,7 +149,10 @@ export async function runWorkerScaling(o: { quick: boolean; log?: (line: string)
         skipped: null,
         throughput: mean,
         spreadPct: tp.length > 1 ? ((Math.max(...tp) - Math.min(...tp)) / mean) * 100 : 0,
-        latencyMs: latencyMs(h.summary(), ms.reduce((a, m) => a + m.r.latencyMs.mean * 1000 * m.r.latencyMs.count, 0)),
+        latencyMs: latencyMs(
+          h.summary(),
+          ms.reduce((a, m) => a + m.r.latencyMs.mean * 1000 * m.r.latencyMs.count, 0),
+        ),
         errors: ms.reduce((a, m) => a + m.r.errors, 0),
         cpuPer1k: all > 0 ? (cpu / all) * 1000 : null,
         cores: wall > 0 ? cpu / wall : null,
@@ -163,7 +182,8 @@ export async function runWorkerScaling(o: { quick: boolean; log?: (line: string)
   };
 }
 
-const f2 = (v: number | null): string => (v === null || !Number.isFinite(v) ? '–' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US'));
+const f2 = (v: number | null): string =>
+  v === null || !Number.isFinite(v) ? '–' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US');
 
 /** What the figures say about more cores: the note under the table. */
 function model(r: WorkerScalingResult): string[] {

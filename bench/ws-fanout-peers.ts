@@ -124,7 +124,13 @@ function skipped(target: string, reason: string, clients: number): WsTargetRow {
   };
 }
 
-export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; procs?: number; seconds?: number; log?: (line: string) => void }): Promise<WsScenarioResult> {
+export async function runWsFanoutPeers(o: {
+  quick: boolean;
+  clients?: number;
+  procs?: number;
+  seconds?: number;
+  log?: (line: string) => void;
+}): Promise<WsScenarioResult> {
   const clients = o.clients ?? (o.quick ? 200 : 5000);
   const procs = o.procs ?? (o.quick ? 1 : 2);
   const seconds = o.seconds ?? (o.quick ? 0.5 : 10);
@@ -140,7 +146,19 @@ export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; pr
     const measure = async (target: string, proc: Proc, urls: string[], args: string[], notes: string[], subs: Subs | null): Promise<WsTargetRow> => {
       await new Promise((r) => setTimeout(r, 500));
       const rssIdle = proc.rssBytes();
-      const p = parseBenchArgs([...urls.flatMap((u) => ['--url', u]), '--ws-subscribers', String(clients), '--ws-procs', String(procs), '--duration', `${seconds}s`, '--timeout', '20s', ...refs.flatMap((r) => ['--ws-reference', r]), ...args]);
+      const p = parseBenchArgs([
+        ...urls.flatMap((u) => ['--url', u]),
+        '--ws-subscribers',
+        String(clients),
+        '--ws-procs',
+        String(procs),
+        '--duration',
+        `${seconds}s`,
+        '--timeout',
+        '20s',
+        ...refs.flatMap((r) => ['--ws-reference', r]),
+        ...args,
+      ]);
       if (p.kind !== 'ws') throw new Error('expected WebSocket options');
       if (o.quick) p.ws.graceMs = 300;
       let cpu0 = 0;
@@ -168,7 +186,10 @@ export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; pr
           otherCores = Math.max(0, machineBusySeconds() - busy0 - (treeCpuSeconds() - ours0)) / wall;
         },
       });
-      const s = sampled === null ? null : await (sampled as Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }>);
+      const s =
+        sampled === null
+          ? null
+          : await (sampled as Promise<{ total: number | null; byNode: Record<string, number> | null; conns: number | null; rss: number }>);
       log(`  s6 ${target}: ${r.subscribed}/${clients} subscribed, delay p99 ${r.delayMs.p99.toFixed(1)} ms, upstream subscriptions ${s?.total ?? '-'}`);
       return {
         target,
@@ -199,7 +220,16 @@ export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; pr
       };
     };
 
-    rows.push(await measure(DIRECT, bothNodes(sims), sims.map((s) => s.url), [], [], null));
+    rows.push(
+      await measure(
+        DIRECT,
+        bothNodes(sims),
+        sims.map((s) => s.url),
+        [],
+        [],
+        null,
+      ),
+    );
     // One node process fanning out to every client: the same one thread jumpgate has.
     rows.push(await measure(ONE_NODE, sims[0]!, [sims[0]!.url], [], [], null));
     const adminPort = await freePort();
@@ -238,7 +268,12 @@ export async function runWsFanoutPeers(o: { quick: boolean; clients?: number; pr
       }
       try {
         // A generic proxy opens one upstream WebSocket per client: its subscriptions are its connections.
-        rows.push(await measure(name, peer, [peer.url], [], [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], async () => ({ total: connectionsTo(simPorts) - refs.length, byNode: null })));
+        rows.push(
+          await measure(name, peer, [peer.url], [], [name === 'nginx' ? '1 worker' : '1 thread', ...peer.notes], async () => ({
+            total: connectionsTo(simPorts) - refs.length,
+            byNode: null,
+          })),
+        );
       } finally {
         await peer.stop();
       }

@@ -53,7 +53,11 @@ export interface WsFanoutResult {
 async function rssIdleWithConsole(nodes: { id: string; url: string }[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'jumpgate-bench-store-'));
   try {
-    const gw = await startGatewayProc(nodes, TOKEN, `console: { host: 127.0.0.1, port: ${await freePort()} }\nstore: { url: 'sqlite://${join(dir, 'jumpgate.db')}' }`);
+    const gw = await startGatewayProc(
+      nodes,
+      TOKEN,
+      `console: { host: 127.0.0.1, port: ${await freePort()} }\nstore: { url: 'sqlite://${join(dir, 'jumpgate.db')}' }`,
+    );
     try {
       await new Promise((r) => setTimeout(r, 1000));
       return gw.rssBytes();

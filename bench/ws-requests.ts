@@ -206,7 +206,15 @@ async function inTurns(group: Target[], rate: number, seconds: number, rounds: n
   }
 }
 
-export async function runWsRequests(o: { quick: boolean; clients?: number; rate?: number; seconds?: number; rounds?: number; baselineCli?: string; log?: (line: string) => void }): Promise<WsRequestsResult> {
+export async function runWsRequests(o: {
+  quick: boolean;
+  clients?: number;
+  rate?: number;
+  seconds?: number;
+  rounds?: number;
+  baselineCli?: string;
+  log?: (line: string) => void;
+}): Promise<WsRequestsResult> {
   const clients = o.clients ?? (o.quick ? 10 : 50);
   const rate = o.rate ?? (o.quick ? 500 : 2000);
   const seconds = o.seconds ?? (o.quick ? 2 : 20);

@@ -63,7 +63,9 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size <= MAX_BODY) chunks.push(c);
       else if (size > 16 * MAX_BODY) req.destroy();
     });
-    req.on('end', () => (size > MAX_BODY ? reject(new HttpError(AdminErrors.tooLarge.status, `body over ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8'))));
+    req.on('end', () =>
+      size > MAX_BODY ? reject(new HttpError(AdminErrors.tooLarge.status, `body over ${MAX_BODY} bytes`)) : resolve(Buffer.concat(chunks).toString('utf8')),
+    );
     req.on('error', reject);
   });
 }
@@ -79,7 +81,12 @@ const UNAUTHORIZED = { 'www-authenticate': 'Bearer realm="jumpgate-admin"' };
 function authorize(deps: AdminDeps, req: IncomingMessage): void {
   const r = deps.auth.check(req.headers.authorization);
   if (r === AUTH_OK) return;
-  if (r === AUTH_DISABLED) throw new HttpError(AdminErrors.disabled.status, 'admin API disabled: set admin.token in the config (e.g. admin: { token: ${JUMPGATE_ADMIN_TOKEN} }) to use it', UNAUTHORIZED);
+  if (r === AUTH_DISABLED)
+    throw new HttpError(
+      AdminErrors.disabled.status,
+      'admin API disabled: set admin.token in the config (e.g. admin: { token: ${JUMPGATE_ADMIN_TOKEN} }) to use it',
+      UNAUTHORIZED,
+    );
   if (r === AUTH_MISSING) throw new HttpError(AdminErrors.unauthorized.status, 'missing admin token: send "Authorization: Bearer <admin.token>"', UNAUTHORIZED);
   throw new HttpError(AdminErrors.unauthorized.status, 'wrong admin token', UNAUTHORIZED);
 }
@@ -103,7 +110,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
 
   const nodeMatch = NODE_PATH.exec(path);
   if (path !== '/metrics' && path !== '/admin/nodes' && path !== '/admin/reload' && path !== '/admin/ws' && nodeMatch === null) {
-    throw new HttpError(AdminErrors.notFound.status, `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`);
+    throw new HttpError(
+      AdminErrors.notFound.status,
+      `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`,
+    );
   }
   authorize(deps, req);
 
@@ -139,7 +149,8 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   } catch {
     throw new HttpError(AdminErrors.invalid.status, 'node id is not valid percent-encoding');
   }
-  if (pool.byId(id) === undefined) throw new HttpError(AdminErrors.notFound.status, `no node ${JSON.stringify(id)}; nodes: ${pool.nodes.map((n) => n.id).join(', ')}`);
+  if (pool.byId(id) === undefined)
+    throw new HttpError(AdminErrors.notFound.status, `no node ${JSON.stringify(id)}; nodes: ${pool.nodes.map((n) => n.id).join(', ')}`);
   if (req.method === 'PATCH') {
     const patch = parsePatch(await readBody(req));
     if (typeof patch === 'string') throw new HttpError(AdminErrors.invalid.status, patch);

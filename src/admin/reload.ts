@@ -43,7 +43,27 @@ export interface ReloadSummary {
 }
 
 /** Settings applied live; any other changed path needs a restart (`tls` itself: turning TLS on or off). */
-const LIVE = ['chain', 'admin.token', 'headers', 'exposeNode', 'cors', 'trustedProxies', 'limits', 'routing', 'affinity.keyRate', 'affinity.keyBurst', 'affinity.monotonic', 'affinity.monotonicWaitMs', 'rateLimits', 'health', 'log', 'tls.cert', 'tls.key', 'tls.ca', 'shutdown'];
+const LIVE = [
+  'chain',
+  'admin.token',
+  'headers',
+  'exposeNode',
+  'cors',
+  'trustedProxies',
+  'limits',
+  'routing',
+  'affinity.keyRate',
+  'affinity.keyBurst',
+  'affinity.monotonic',
+  'affinity.monotonicWaitMs',
+  'rateLimits',
+  'health',
+  'log',
+  'tls.cert',
+  'tls.key',
+  'tls.ca',
+  'shutdown',
+];
 
 /** What a reload reconfigures beside the node pool: the request path's settings and services (or, with worker threads, the control plane's share of them). */
 export interface ReloadTarget {
@@ -233,7 +253,8 @@ export class Reloader {
     }
     this.current = next;
     const nodesChanged = nodes.added.length + nodes.removed.length + nodes.replaced.length + Object.keys(nodes.weights).length > 0;
-    const changed = nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || certificates.length > 0 || before !== JSON.stringify(next.nodes);
+    const changed =
+      nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || certificates.length > 0 || before !== JSON.stringify(next.nodes);
     return { changed, nodes, tokens: tok, applied, restartRequired };
   }
 }

@@ -75,7 +75,9 @@ async function create(opts: Opts, io: CliIo, source: PasswordSource): Promise<vo
     if (opts.json) io.out(JSON.stringify({ id: account.id, email: account.email, createdAt: account.createdAt }, null, 2));
     else {
       io.out(`created account ${account.id} (${account.email})`);
-      io.out(`next: jumpgate tokens create --stack NAME${opts.config !== undefined ? ` --config ${opts.config}` : opts.store !== undefined ? ` --store ${opts.store}` : ''}`);
+      io.out(
+        `next: jumpgate tokens create --stack NAME${opts.config !== undefined ? ` --config ${opts.config}` : opts.store !== undefined ? ` --store ${opts.store}` : ''}`,
+      );
     }
   } finally {
     await store?.close();

@@ -91,4 +91,3 @@ export async function runAdminCommand(name: string, fn: (argv: string[]) => Prom
     } else throw err;
   }
 }
-

@@ -51,7 +51,8 @@ function typed(source: PasswordSource, prompt: string): Promise<string> {
 /** The password, from stdin (`fromStdin`) or the terminal (typed twice). */
 export async function readPassword(source: PasswordSource, fromStdin: boolean): Promise<string> {
   if (fromStdin) return firstLine(source);
-  if (source.isTTY !== true || source.setRawMode === undefined) throw new UsageError('standard input is not a terminal to ask for the password: pass --password-stdin and write it there');
+  if (source.isTTY !== true || source.setRawMode === undefined)
+    throw new UsageError('standard input is not a terminal to ask for the password: pass --password-stdin and write it there');
   const first = await typed(source, 'password: ');
   const again = await typed(source, 'password again: ');
   if (first !== again) throw new PasswordError('the two passwords differ');

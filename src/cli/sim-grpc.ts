@@ -69,7 +69,12 @@ export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
 
 export async function runSimGrpcCli(argv: string[]): Promise<void> {
   const cfg = parseSimGrpcArgs(argv);
-  const feed = new GeneratedFeed({ seed: cfg.seed, accountsPerSlot: cfg.accountsPerSlot, transactionsPerSlot: cfg.transactionsPerSlot, accountPool: Math.max(DEFAULT_FEED.accountPool, cfg.accountsPerSlot) });
+  const feed = new GeneratedFeed({
+    seed: cfg.seed,
+    accountsPerSlot: cfg.accountsPerSlot,
+    transactionsPerSlot: cfg.transactionsPerSlot,
+    accountPool: Math.max(DEFAULT_FEED.accountPool, cfg.accountsPerSlot),
+  });
   const source = await startSimGrpcSource({ host: cfg.host, port: cfg.port, slotMs: cfg.slotMs, feed, knobs: cfg.knobs });
   process.stdout.write(`sim gRPC source listening on ${source.url}\n`);
   const stop = (): void => {

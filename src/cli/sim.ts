@@ -77,7 +77,10 @@ function value(f: Flag, text: string | boolean): unknown {
     case 'latency':
       return latency(text);
     case 'list':
-      return text.split(',').map((m) => m.trim()).filter((m) => m !== '');
+      return text
+        .split(',')
+        .map((m) => m.trim())
+        .filter((m) => m !== '');
     default:
       if (!['http500', 'rpc-error', 'mixed'].includes(text)) throw new UsageError(`--fail-mode must be http500, rpc-error or mixed, got "${text}"`);
       return text;
@@ -98,7 +101,13 @@ export interface CliConfig {
 
 /** Parses `jumpgate sim` flags (argv excludes the `sim` word); throws UsageError. */
 export function parseSimArgs(argv: string[]): CliConfig {
-  const options: Record<string, { type: 'string' | 'boolean' }> = { port: { type: 'string' }, id: { type: 'string' }, host: { type: 'string' }, nodes: { type: 'string' }, help: { type: 'boolean' } };
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    port: { type: 'string' },
+    id: { type: 'string' },
+    host: { type: 'string' },
+    nodes: { type: 'string' },
+    help: { type: 'boolean' },
+  };
   for (const f of FLAGS) options[f.flag] = { type: f.kind === 'bool' ? 'boolean' : 'string' };
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -149,7 +158,10 @@ export async function runSimCli(argv: string[]): Promise<void> {
   }
   for (const node of started) {
     process.stdout.write(`sim node ${node.id} listening on ${node.url} (lag ${node.knobs().lag})\n`);
-    const plusOne = node.wsUrlPlusOne !== '' ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)` : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
+    const plusOne =
+      node.wsUrlPlusOne !== ''
+        ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)`
+        : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
     process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
   }
   if (cfg.nodes > 1) process.stdout.write(`${cfg.nodes} nodes of one cluster: a transaction sent to any of them lands for all\n`);

@@ -23,7 +23,12 @@ interface StartOptions {
 function parseStart(argv: string[]): StartOptions {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, workers: { type: 'string' }, data: { type: 'string' } } }));
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, workers: { type: 'string' }, data: { type: 'string' } },
+    }));
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0]!);
   }
@@ -35,7 +40,8 @@ function parseStart(argv: string[]): StartOptions {
   let workers: number | 'auto' | undefined;
   if (values.workers !== undefined) {
     workers = values.workers === 'auto' ? 'auto' : Number(values.workers);
-    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 0 && workers <= 256)) throw new UsageError(`--workers must be an integer from 0 to 256 or auto, got "${values.workers}"`);
+    if (workers !== 'auto' && !(Number.isInteger(workers) && workers >= 0 && workers <= 256))
+      throw new UsageError(`--workers must be an integer from 0 to 256 or auto, got "${values.workers}"`);
   }
   return { config: values.config, port, workers, data: values.data ?? './data' };
 }

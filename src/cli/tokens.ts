@@ -49,7 +49,8 @@ async function pickAccount(store: FullStore, email: string | undefined): Promise
   }
   const all = await store.listAccounts();
   if (all.length === 1) return all[0]!;
-  if (all.length === 0) throw new RefusedError('the store has no accounts yet: create one with `jumpgate accounts create --email E` (or register in the console), then retry');
+  if (all.length === 0)
+    throw new RefusedError('the store has no accounts yet: create one with `jumpgate accounts create --email E` (or register in the console), then retry');
   throw new RefusedError(`the store has ${all.length} accounts: choose one with --account EMAIL (${all.map((a) => a.email).join(', ')})`);
 }
 
@@ -57,7 +58,12 @@ const when = (ms: number | null): string => (ms === null ? '-' : new Date(ms).to
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 async function create(store: FullStore, positionals: string[], opts: Opts, io: CliIo): Promise<void> {
@@ -72,11 +78,19 @@ async function create(store: FullStore, positionals: string[], opts: Opts, io: C
   }
   const { token, record } = await store.createToken(account.id, stack.id, opts.label ?? '');
   if (opts.json) {
-    io.out(JSON.stringify({ token, id: record.id, prefix: record.prefix, label: record.label, stack: stack.name, stackId: stack.id, account: account.email, stackCreated }, null, 2));
+    io.out(
+      JSON.stringify(
+        { token, id: record.id, prefix: record.prefix, label: record.label, stack: stack.name, stackId: stack.id, account: account.email, stackCreated },
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (stackCreated) io.out(`created stack "${stack.name}" (${stack.id}) in ${account.email}`);
-  io.out(`created token ${record.id} (prefix ${record.prefix}${record.label === '' ? '' : `, label "${record.label}"`}) for stack "${stack.name}" of ${account.email}`);
+  io.out(
+    `created token ${record.id} (prefix ${record.prefix}${record.label === '' ? '' : `, label "${record.label}"`}) for stack "${stack.name}" of ${account.email}`,
+  );
   io.out('');
   io.out(`  ${token}`);
   io.out('');
@@ -95,7 +109,13 @@ async function list(store: FullStore, positionals: string[], opts: Opts, io: Cli
   const rows: { stack: Stack; token: ApiToken }[] = [];
   for (const stack of stacks) for (const token of await store.listTokens(account.id, stack.id)) rows.push({ stack, token });
   if (opts.json) {
-    io.out(JSON.stringify(rows.map(({ stack, token }) => ({ ...token, stack: stack.name, stackDisabled: stack.disabled })), null, 2));
+    io.out(
+      JSON.stringify(
+        rows.map(({ stack, token }) => ({ ...token, stack: stack.name, stackDisabled: stack.disabled })),
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (rows.length === 0) {

@@ -49,7 +49,14 @@ export function parseTransferArgs(argv: string[]): Options | null {
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: { url: { type: 'string' }, to: { type: 'string' }, lamports: { type: 'string' }, key: { type: 'string' }, wait: { type: 'string' }, help: { type: 'boolean' } },
+      options: {
+        url: { type: 'string' },
+        to: { type: 'string' },
+        lamports: { type: 'string' },
+        key: { type: 'string' },
+        wait: { type: 'string' },
+        help: { type: 'boolean' },
+      },
     }));
   } catch (e) {
     throw new UsageError((e as Error).message.split('\n')[0]!);
@@ -60,7 +67,13 @@ export function parseTransferArgs(argv: string[]): Options | null {
   if (!/^\d{1,19}$/.test(lamports)) throw new UsageError(`--lamports must be a whole number, got "${lamports}"`);
   const wait = (values.wait as string | undefined) ?? 'finalized';
   if (!(LEVELS as readonly string[]).includes(wait)) throw new UsageError('--wait must be processed, confirmed or finalized');
-  return { url: values.url, to: (values.to as string | undefined) ?? null, lamports: BigInt(lamports), key: (values.key as string | undefined) ?? `./data/${WALLET_FILE}`, wait: wait as Options['wait'] };
+  return {
+    url: values.url,
+    to: (values.to as string | undefined) ?? null,
+    lamports: BigInt(lamports),
+    key: (values.key as string | undefined) ?? `./data/${WALLET_FILE}`,
+    wait: wait as Options['wait'],
+  };
 }
 
 function transferInstruction(from: KeyPairSigner, to: Address, lamports: bigint): Instruction {
@@ -92,7 +105,10 @@ export async function runTransferCli(argv: string[]): Promise<number> {
   const to = opts.to === null ? (await generateKeyPairSigner()).address : address(opts.to);
   const rpc = createSolanaRpc(opts.url);
   const balances = async (): Promise<string> => {
-    const [a, b] = await Promise.all([rpc.getBalance(from.address, { commitment: 'confirmed' }).send(), rpc.getBalance(to, { commitment: 'confirmed' }).send()]);
+    const [a, b] = await Promise.all([
+      rpc.getBalance(from.address, { commitment: 'confirmed' }).send(),
+      rpc.getBalance(to, { commitment: 'confirmed' }).send(),
+    ]);
     return `from ${from.address}: ${sol(a.value)}\n  to   ${to}: ${sol(b.value)}`;
   };
   process.stdout.write(`before (confirmed):\n  ${await balances()}\n`);
@@ -115,7 +131,9 @@ export async function runTransferCli(argv: string[]): Promise<number> {
     const level = status?.confirmationStatus ?? '';
     if (level !== shown && level !== '') {
       shown = level;
-      process.stdout.write(`  ${level} at slot ${status!.slot}${status!.err === null ? '' : ` with error ${JSON.stringify(status!.err)}`} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+      process.stdout.write(
+        `  ${level} at slot ${status!.slot}${status!.err === null ? '' : ` with error ${JSON.stringify(status!.err)}`} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+      );
     }
     if (LEVELS.indexOf(level as Options['wait']) >= LEVELS.indexOf(opts.wait)) break;
     if (Date.now() - started > TIMEOUT_MS) {

@@ -44,10 +44,18 @@ export function loadStoreUrl(path: string, env: NodeJS.ProcessEnv = process.env)
   const given = isMapping(store) ? store.url : undefined;
   if (given === undefined || given === null) return DEFAULTS.store.url;
   const { value, problems } = expandEnv({ store: { url: given } }, env);
-  if (problems.length > 0) throw new ConfigError(problems.map((p) => `${fieldName(p.path)}: ${p.message}`), path);
+  if (problems.length > 0)
+    throw new ConfigError(
+      problems.map((p) => `${fieldName(p.path)}: ${p.message}`),
+      path,
+    );
   const url = (value as { store: { url: unknown } }).store.url;
   const checked = ConfigSchema.shape.store.shape.url.safeParse(url, { reportInput: true });
-  if (!checked.success) throw new ConfigError(checked.error.issues.flatMap((i) => formatIssue({ ...i, path: ['store', 'url'] }, new Map())), path);
+  if (!checked.success)
+    throw new ConfigError(
+      checked.error.issues.flatMap((i) => formatIssue({ ...i, path: ['store', 'url'] }, new Map())),
+      path,
+    );
   return checked.data;
 }
 
@@ -166,7 +174,8 @@ function setAt(root: unknown, path: Path, value: unknown): void {
 
 /** Top-level keys that were renamed: the old name is refused with a message naming the new one. */
 const RENAMED: Readonly<Record<string, string>> = {
-  workers: 'offload (the piscina pool for large bodies: offload.threads, offload.parseThresholdBytes, offload.mergeThresholdBytes; data-plane threads are rpc.workers)',
+  workers:
+    'offload (the piscina pool for large bodies: offload.threads, offload.parseThresholdBytes, offload.mergeThresholdBytes; data-plane threads are rpc.workers)',
 };
 
 /** Walks the value along the schema; every key the schema doesn't know is a problem. */
@@ -186,9 +195,7 @@ function unknownKeys(value: unknown, schema: unknown, path: Path, problems: stri
       }
       const near = closest(k, known);
       const hint = near === undefined ? `; known keys: ${known.join(', ')}` : ` (did you mean "${near}"?)`;
-      problems.push(
-        path.length === 0 ? `unknown key ${JSON.stringify(k)} at top level${hint}` : `${fieldName(path)}: unknown key ${JSON.stringify(k)}${hint}`,
-      );
+      problems.push(path.length === 0 ? `unknown key ${JSON.stringify(k)} at top level${hint}` : `${fieldName(path)}: unknown key ${JSON.stringify(k)}${hint}`);
     }
   } else if (schema instanceof z.ZodArray && Array.isArray(value)) {
     value.forEach((v, i) => unknownKeys(v, schema.element, [...path, i], problems));

@@ -74,8 +74,12 @@ const NodeSchema = obj({
 
 /** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */
 const MethodRouteSchema = obj({
-  labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).meta({ description: 'Labels a node must carry (all of them), e.g. { role: gpa }' }),
-  fallback: z.enum(['any', 'none'], expected('one of any, none')).meta({ description: 'No such node usable: any = route among all nodes; none = refuse (7503)' }),
+  labels: z
+    .record(z.string(), str('a string'), expected('a mapping of strings'))
+    .meta({ description: 'Labels a node must carry (all of them), e.g. { role: gpa }' }),
+  fallback: z
+    .enum(['any', 'none'], expected('one of any, none'))
+    .meta({ description: 'No such node usable: any = route among all nodes; none = refuse (7503)' }),
 });
 
 const TokenSchema = obj({
@@ -117,7 +121,9 @@ const TlsSchema = obj({
 const GrpcSourceSchema = obj({
   id: str('an id of 1-64 characters from [A-Za-z0-9._-]', NODE_ID_RE),
   url: str('an http:// or https:// URL', /^https?:\/\//i, urlWith(['http:', 'https:'])),
-  xToken: str('a string').optional().meta({ description: "Sent as the source's x-token metadata (none when absent); never logged; use ${ENV} to keep it out of the file" }),
+  xToken: str('a string')
+    .optional()
+    .meta({ description: "Sent as the source's x-token metadata (none when absent); never logged; use ${ENV} to keep it out of the file" }),
 });
 
 /** docs/grpc.md: the Yellowstone gRPC listener (restart to change). */
@@ -135,7 +141,7 @@ const GrpcSchema = obj(
       maxAccountsPerFilter: int(1),
       maxOwnersPerFilter: int(1),
       maxDataFiltersPerFilter: int(0, 64),
-      maxQueuedMessages: int(16).meta({ description: "Updates queued for a client that does not read before its stream ends with RESOURCE_EXHAUSTED" }),
+      maxQueuedMessages: int(16).meta({ description: 'Updates queued for a client that does not read before its stream ends with RESOURCE_EXHAUSTED' }),
       maxRequestBytes: int(1024),
     }),
   },
@@ -188,7 +194,7 @@ export const ConfigSchema = obj({
   cors: obj({ origins: strList('origin') }),
   trustedProxies: z
     .array(str('a CIDR like 10.0.0.0/8 or ::1/128, or a bare IP address', undefined, isCidr), expected('a list of CIDRs'))
-    .meta({ description: "CIDRs whose X-Forwarded-For is believed" }),
+    .meta({ description: 'CIDRs whose X-Forwarded-For is believed' }),
   nodes: z.array(NodeSchema, expected('a list of nodes')).superRefine(...unique('nodes', 'id', 'node id')),
   tokens: z
     .array(TokenSchema, expected('a list of tokens'))
@@ -203,7 +209,8 @@ export const ConfigSchema = obj({
   upstream: obj(
     {
       client: z.enum(['pipelined', 'undici'], expected('one of pipelined, undici')).meta({
-        description: 'pipelined: our HTTP/1.1 client (pipelining, one write per connection per loop turn); undici: undici Pool, one request per connection at a time',
+        description:
+          'pipelined: our HTTP/1.1 client (pipelining, one write per connection per loop turn); undici: undici Pool, one request per connection at a time',
       }),
       connections: int(1, 4096).meta({ description: 'Connections per node at most' }),
       pipelining: int(1, 128).meta({ description: 'pipelined client: unanswered requests per connection at most (1 = no pipelining)' }),
@@ -240,9 +247,17 @@ export const ConfigSchema = obj({
       },
       'Identical calls share one upstream call (docs/routing.md "Coalescing")',
     ),
-    methods: z.record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }')).meta({ description: 'Label routing per method' }),
-    minContextSlotWaitMs: int(0, 60_000).meta({ description: 'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")' }),
-    blockhashWaitMs: int(0, 60_000).meta({ description: "How long a sendTransaction waits for a node known to have its blockhash before going to the freshest node (docs/solana-routing.md \"Blockhash-aware sends\")" }),
+    methods: z
+      .record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }'))
+      .meta({ description: 'Label routing per method' }),
+    minContextSlotWaitMs: int(0, 60_000).meta({
+      description:
+        'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")',
+    }),
+    blockhashWaitMs: int(0, 60_000).meta({
+      description:
+        'How long a sendTransaction waits for a node known to have its blockhash before going to the freshest node (docs/solana-routing.md "Blockhash-aware sends")',
+    }),
   }),
   affinity: obj({
     seed: int(0),
@@ -266,7 +281,10 @@ export const ConfigSchema = obj({
     ejectAfterFailures: int(1),
     ejectBackoffMs: int(1),
     ejectBackoffMaxMs: int(1),
-    chainWatch: z.boolean(expected('true or false')).meta({ description: "Solana: follow each node's chain view (a slot stream and per-slot polls) for minContextSlot and blockhash-aware routing (docs/solana-routing.md \"Chain view\")" }),
+    chainWatch: z.boolean(expected('true or false')).meta({
+      description:
+        'Solana: follow each node\'s chain view (a slot stream and per-slot polls) for minContextSlot and blockhash-aware routing (docs/solana-routing.md "Chain view")',
+    }),
   }).superRefine((h, ctx) => {
     if (h.ejectBackoffMaxMs < h.ejectBackoffMs) {
       ctx.addIssue({
@@ -297,7 +315,10 @@ export const ConfigSchema = obj({
     {
       url: str('a redis:// or rediss:// URL like redis://127.0.0.1:6379/0', undefined, urlWith(['redis:', 'rediss:']))
         .nullable()
-        .meta({ description: 'One Redis shared by every instance: hot-key, token and method limits hold across them, token changes reach them at once; null = each instance on its own' }),
+        .meta({
+          description:
+            'One Redis shared by every instance: hot-key, token and method limits hold across them, token changes reach them at once; null = each instance on its own',
+        }),
       syncMs: int(10, 1000).meta({ description: "How often each instance sends its consumption to Redis and takes the others' from its buckets" }),
       keyPrefix: str('a string').meta({ description: 'Prefix of every Redis key and channel the gateway uses' }),
       maxKeysPerSync: int(100, 100_000).meta({ description: 'Distinct buckets shared per sync at most; takes from further ones stay local' }),
@@ -305,15 +326,13 @@ export const ConfigSchema = obj({
     'Shared state across instances (restart to change)',
   ),
   log: obj({
-    level: z.enum(
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-      expected('one of fatal, error, warn, info, debug, trace, silent'),
-    ),
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], expected('one of fatal, error, warn, info, debug, trace, silent')),
   }),
   shutdown: obj(
     {
       readyDelayMs: int(0, 600000).meta({
-        description: 'On SIGTERM: /readyz answers 503 at once and the gateway keeps serving this long before it stops accepting (a balancer marks it down first); SIGINT skips it',
+        description:
+          'On SIGTERM: /readyz answers 503 at once and the gateway keeps serving this long before it stops accepting (a balancer marks it down first); SIGINT skips it',
       }),
     },
     'Graceful stop behind a load balancer',

@@ -77,7 +77,11 @@ export function readTls(files: TlsConfig): TlsRead {
     createSecureContext({ cert, key });
   } catch (err) {
     const mismatch = (err as { code?: string }).code === 'ERR_OSSL_X509_KEY_VALUES_MISMATCH';
-    problems.push(mismatch ? `tls.key: ${files.key} does not match the certificate in tls.cert (${files.cert})` : `tls.cert: ${files.cert} cannot be used with tls.key (${reason(err)})`);
+    problems.push(
+      mismatch
+        ? `tls.key: ${files.key} does not match the certificate in tls.cert (${files.cert})`
+        : `tls.cert: ${files.cert} cannot be used with tls.key (${reason(err)})`,
+    );
     return { material: null, problems };
   }
   return { material: { files: { ...files }, cert, key, ca }, problems: null };

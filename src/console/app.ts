@@ -126,11 +126,7 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
 
   await app.register(
     async (api) => {
-      api.get(
-        '/openapi.json',
-        { schema: { summary: 'This OpenAPI document', tags: ['meta'] } },
-        async () => app.swagger(),
-      );
+      api.get('/openapi.json', { schema: { summary: 'This OpenAPI document', tags: ['meta'] } }, async () => app.swagger());
       await accountRoutes(api, ctx);
       await stackRoutes(api, ctx);
       await tokenRoutes(api, ctx);
@@ -143,7 +139,10 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
   let chart: Promise<Buffer> | null = null;
   app.get('/assets/chart.umd.js', { schema: { hide: true } }, async (_req, reply) => {
     chart ??= readFile(chartFile);
-    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(await chart);
+    return reply
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(await chart);
   });
 
   await pageRoutes(app, ctx);

@@ -102,7 +102,13 @@ export async function startConsole(options: ConsoleOptions, tls: TlsMaterial | n
     for (const a of all) {
       if (a.address === (address as { address: string }).address) continue;
       const extra = newServer(onRequest, tls);
-      if (await listen(extra, a.address, port).then(() => true, () => false)) servers.push(extra);
+      if (
+        await listen(extra, a.address, port).then(
+          () => true,
+          () => false,
+        )
+      )
+        servers.push(extra);
     }
   }
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;

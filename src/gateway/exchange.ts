@@ -156,8 +156,10 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
     const defaultMode = this.mode === MODE_DEFAULT;
     const calls = services.calls;
     // How the call reaches nodes: broadcast, hedge (default routing only) or a shared (coalesced) call (docs/routing.md "Broadcast sends", …).
-    const shared = defaultMode && !a.notification && calls.coalesce.has(method) ? services.coalescer.enter(this, method, slot, timeoutMs, retrySafe, calls) : null;
-    const call = shared ?? new UpstreamCall(this, services.router, body, method, slot, timeoutMs, retrySafe, !a.notification, 0, 0, defaultMode ? calls : calls.affine);
+    const shared =
+      defaultMode && !a.notification && calls.coalesce.has(method) ? services.coalescer.enter(this, method, slot, timeoutMs, retrySafe, calls) : null;
+    const call =
+      shared ?? new UpstreamCall(this, services.router, body, method, slot, timeoutMs, retrySafe, !a.notification, 0, 0, defaultMode ? calls : calls.affine);
     this.single = call;
     // A caller that joined another's call sent no bytes of its own.
     this.carrier = call.body === body ? call : null;
@@ -169,7 +171,13 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
     const waitMs = refusalWaitMs(refusal);
     this.services.metrics.rateLimited(scope);
     const id = rawIdOf(this.body!);
-    this.respond(statusLine(Errors.rateLimited.http), errorBody(Errors.rateLimited, id, { scope, retryAfterMs: waitMs }), '', false, String(Math.ceil(waitMs / 1000)));
+    this.respond(
+      statusLine(Errors.rateLimited.http),
+      errorBody(Errors.rateLimited, id, { scope, retryAfterMs: waitMs }),
+      '',
+      false,
+      String(Math.ceil(waitMs / 1000)),
+    );
   }
 
   private startBatch(plan: BatchPlan): void {
@@ -180,7 +188,10 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
     let order = plan.idsKept ? null : forwardable(plan);
     let n = order === null ? plan.count : order.length;
     // Label routing (docs/routing.md "Label routing"): a routed method's calls get sub-batches of their own.
-    const runs = this.whole || settings.routedMethods.size === 0 || n === 0 ? null : routeRuns(plan, order ?? forwardable(plan), settings.upstreamBatch, settings.routedMethods);
+    const runs =
+      this.whole || settings.routedMethods.size === 0 || n === 0
+        ? null
+        : routeRuns(plan, order ?? forwardable(plan), settings.upstreamBatch, settings.routedMethods);
     if (runs !== null) {
       order = runs.order;
       n = order.length;

@@ -5,7 +5,20 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
-import { H_CONTENT_LENGTH, H_CONTENT_TYPE, H_FORWARDED_FOR, H_ORIGIN, isJsonContentType, KEY_EMPTY, KEY_NOT_UTF8, keyProblem, MODE_INVALID, MODE_KEY, parseAffinity, utf8Header } from './headers.js';
+import {
+  H_CONTENT_LENGTH,
+  H_CONTENT_TYPE,
+  H_FORWARDED_FOR,
+  H_ORIGIN,
+  isJsonContentType,
+  KEY_EMPTY,
+  KEY_NOT_UTF8,
+  keyProblem,
+  MODE_INVALID,
+  MODE_KEY,
+  parseAffinity,
+  utf8Header,
+} from './headers.js';
 import { HttpResponder } from './http-responder.js';
 import type { RequestState } from './request-state.js';
 import type { Serving } from './serving.js';
@@ -41,7 +54,15 @@ function corsOriginFor(rt: Settings, req: HttpRequest): string {
 }
 
 /** Answers within the synchronous handler (already corked). */
-function replyNow(res: HttpResponse, state: RequestState, e: GatewayErrorSpec, cors: string, data: Record<string, unknown> | undefined, close: boolean, extra?: [string, string]): void {
+function replyNow(
+  res: HttpResponse,
+  state: RequestState,
+  e: GatewayErrorSpec,
+  cors: string,
+  data: Record<string, unknown> | undefined,
+  close: boolean,
+  extra?: [string, string],
+): void {
   res.writeStatus(statusLine(e.http));
   res.writeHeader('content-type', 'application/json');
   if (cors !== '') res.writeHeader('access-control-allow-origin', cors);
@@ -53,7 +74,15 @@ function replyNow(res: HttpResponse, state: RequestState, e: GatewayErrorSpec, c
  * Rejects a request that may still be sending its body: reads and discards it so the
  * connection stays usable, unless it is larger than we accept at all.
  */
-function rejectRequest(res: HttpResponse, req: HttpRequest, sv: Serving, e: GatewayErrorSpec, cors: string, data?: Record<string, unknown>, extra?: [string, string]): void {
+function rejectRequest(
+  res: HttpResponse,
+  req: HttpRequest,
+  sv: Serving,
+  e: GatewayErrorSpec,
+  cors: string,
+  data?: Record<string, unknown>,
+  extra?: [string, string],
+): void {
   const cl = req.getHeader('content-length');
   const len = cl === '' ? -1 : Number(cl);
   const state = sv.state;
@@ -124,7 +153,8 @@ function handle(res: HttpResponse, req: HttpRequest, sv: Serving): void {
 
   const affinity = req.getHeader(keys.affinity);
   const mode = parseAffinity(affinity);
-  if (mode === MODE_INVALID) return rejectRequest(res, req, sv, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
+  if (mode === MODE_INVALID)
+    return rejectRequest(res, req, sv, Errors.badHeaders, cors, { reason: 'affinity must be default, key or node', header: names.affinity });
   let key = utf8Header(req.getHeader(keys.affinityKey));
   if (key === '') key = utf8Header(req.getHeader(keys.affinityKeyBare));
   if (key === null) return rejectRequest(res, req, sv, Errors.badHeaders, cors, { reason: KEY_NOT_UTF8, header: names.affinityKey });

@@ -30,7 +30,13 @@ export class Offload {
     // never sees one keeps the thread's memory (~10–15 MB idle RSS) for something else.
     this.pool =
       opts.threads > 0
-        ? new Piscina({ filename: WORKER_URL.href, minThreads: 0, maxThreads: opts.threads, maxQueue: Math.max(4, opts.threads * opts.threads * 4), idleTimeout: 60_000 })
+        ? new Piscina({
+            filename: WORKER_URL.href,
+            minThreads: 0,
+            maxThreads: opts.threads,
+            maxQueue: Math.max(4, opts.threads * opts.threads * 4),
+            idleTimeout: 60_000,
+          })
         : null;
     this.parseThreshold = this.pool === null ? Infinity : opts.parseThresholdBytes;
     this.mergeThreshold = this.pool === null ? Infinity : opts.mergeThresholdBytes;

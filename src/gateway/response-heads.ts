@@ -21,7 +21,9 @@ export class ResponseHeads {
     /** Answers name their node(s). */
     private readonly exposeNode: boolean,
   ) {
-    this.prefix = corsAny ? `application/json\r\naccess-control-allow-origin: *\r\naccess-control-expose-headers: ${names.node}, ${names.nodesTried}` : 'application/json';
+    this.prefix = corsAny
+      ? `application/json\r\naccess-control-allow-origin: *\r\naccess-control-expose-headers: ${names.node}, ${names.nodesTried}`
+      : 'application/json';
   }
 
   /** The content-type value with the CORS and node lines that follow it; `tried`: every node asked when more than one was. */

@@ -29,7 +29,9 @@ export interface StreamOwner {
 function http2StreamOf(call: SubscribeCall): ServerHttp2Stream | null {
   const inner = (call as unknown as { call?: { stream?: unknown; nextCall?: { stream?: unknown } } }).call;
   const stream = (inner?.stream ?? inner?.nextCall?.stream) as Partial<ServerHttp2Stream> | undefined;
-  return stream !== undefined && typeof stream.write === 'function' && typeof stream.close === 'function' && 'headersSent' in stream ? (stream as ServerHttp2Stream) : null;
+  return stream !== undefined && typeof stream.write === 'function' && typeof stream.close === 'function' && 'headersSent' in stream
+    ? (stream as ServerHttp2Stream)
+    : null;
 }
 
 export class ClientStream {

@@ -141,7 +141,8 @@ function entries<T>(m: Record<string, T> | undefined): [string, T][] {
 function dataChecks(name: string, f: AccountFilterObject, limits: GrpcLimits): DataCheck[] {
   const list = f.filters ?? [];
   const what = `accounts["${name}"].filters`;
-  if (list.length > limits.maxDataFiltersPerFilter) throw new FilterError(`${what}: ${list.length} filters, more than grpc.limits.maxDataFiltersPerFilter (${limits.maxDataFiltersPerFilter})`);
+  if (list.length > limits.maxDataFiltersPerFilter)
+    throw new FilterError(`${what}: ${list.length} filters, more than grpc.limits.maxDataFiltersPerFilter (${limits.maxDataFiltersPerFilter})`);
   return list.map((d) => {
     if (d.memcmp !== undefined) {
       const m = d.memcmp;
@@ -162,7 +163,15 @@ function dataChecks(name: string, f: AccountFilterObject, limits: GrpcLimits): D
     if (d.lamports !== undefined) {
       const l = d.lamports;
       const cmp =
-        l.eq !== undefined ? (n: number) => n === l.eq : l.ne !== undefined ? (n: number) => n !== l.ne : l.lt !== undefined ? (n: number) => n < l.lt! : l.gt !== undefined ? (n: number) => n > l.gt! : null;
+        l.eq !== undefined
+          ? (n: number) => n === l.eq
+          : l.ne !== undefined
+            ? (n: number) => n !== l.ne
+            : l.lt !== undefined
+              ? (n: number) => n < l.lt!
+              : l.gt !== undefined
+                ? (n: number) => n > l.gt!
+                : null;
       if (cmp === null) throw new FilterError(`${what}.lamports: no comparison`);
       return { offset: 0, bytes: null, size: 0, lamports: cmp };
     }
@@ -180,7 +189,8 @@ function accountFilter(name: string, f: AccountFilterObject, limits: GrpcLimits)
 
 function transactionFilter(name: string, f: TransactionFilterObject, limits: GrpcLimits): TransactionFilter {
   const what = `transactions["${name}"]`;
-  if (f.cuckooAccountInclude !== undefined || f.tokenAccounts !== undefined) throw new FilterError(`${what}: cuckoo filters and token account expansion are not served`);
+  if (f.cuckooAccountInclude !== undefined || f.tokenAccounts !== undefined)
+    throw new FilterError(`${what}: cuckoo filters and token account expansion are not served`);
   const max = limits.maxAccountsPerFilter;
   const lim = 'grpc.limits.maxAccountsPerFilter';
   const include = keySet(f.accountInclude, max, lim, `${what}.account_include`);
@@ -259,7 +269,8 @@ export function compileFilters(req: SubscribeRequestObject, limits: GrpcLimits):
   }
   if ((req.accountsDataSlice ?? []).length > 0) throw new FilterError('accounts_data_slice is not served: updates pass through as the source sent them');
   const commitment = req.commitment ?? COMMITMENT_PROCESSED;
-  if (commitment !== COMMITMENT_PROCESSED && commitment !== COMMITMENT_CONFIRMED && commitment !== COMMITMENT_FINALIZED) throw new FilterError(`commitment ${commitment} is not a CommitmentLevel`);
+  if (commitment !== COMMITMENT_PROCESSED && commitment !== COMMITMENT_CONFIRMED && commitment !== COMMITMENT_FINALIZED)
+    throw new FilterError(`commitment ${commitment} is not a CommitmentLevel`);
   const slots = entries(req.slots);
   const accounts = entries(req.accounts);
   const txs = entries(req.transactions);

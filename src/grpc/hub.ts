@@ -83,7 +83,16 @@ export class GrpcHub implements StreamOwner {
     let f = this.feeds.get(commitment);
     if (f === undefined) {
       const o = this.opts;
-      f = new Feed({ commitment, sources: o.sources, clients: this.upstream, windowSlots: o.windowSlots, windowBytes: o.windowBytes, stallMs: o.stallMs, metrics: o.metrics, log: o.log });
+      f = new Feed({
+        commitment,
+        sources: o.sources,
+        clients: this.upstream,
+        windowSlots: o.windowSlots,
+        windowBytes: o.windowBytes,
+        stallMs: o.stallMs,
+        metrics: o.metrics,
+        log: o.log,
+      });
       this.feeds.set(commitment, f);
     }
     return f;

@@ -57,7 +57,10 @@ function subscribeHandler(hub: GrpcHub, o: GrpcListenerOptions, metrics: GrpcMet
     if (!hub.admit(s)) {
       s.closed = true;
       metrics.closed.labels('RESOURCE_EXHAUSTED').inc();
-      call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `more than grpc.limits.maxStreamsPerToken (${o.limits.maxStreamsPerToken}) streams for this token` });
+      call.emit('error', {
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: `more than grpc.limits.maxStreamsPerToken (${o.limits.maxStreamsPerToken}) streams for this token`,
+      });
       return;
     }
     // Headers at once, as tonic (Yellowstone's server) sends them: some clients wait for them
@@ -100,14 +103,20 @@ function subscribeHandler(hub: GrpcHub, o: GrpcListenerOptions, metrics: GrpcMet
 
 export async function startGrpcListener(o: GrpcListenerOptions): Promise<GrpcListener> {
   const metrics = new GrpcMetrics(o.registry);
-  const hub = new GrpcHub({ sources: o.sources, limits: o.limits, windowSlots: o.windowSlots, windowBytes: o.windowBytes, stallMs: o.stallMs, metrics, log: o.log }, o.tokens);
+  const hub = new GrpcHub(
+    { sources: o.sources, limits: o.limits, windowSlots: o.windowSlots, windowBytes: o.windowBytes, stallMs: o.stallMs, metrics, log: o.log },
+    o.tokens,
+  );
   metrics.upstream = () => hub.upstreamStreams();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': o.limits.maxRequestBytes });
   const ctx: UnaryContext = { hub, tokens: o.tokens, usage: o.usage, sources: o.sources };
   server.addService(GEYSER_SERVICE, { Subscribe: subscribeHandler(hub, o, metrics), ...unaryHandlers(ctx) });
-  const creds = o.tls === null ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: o.tls.cert, private_key: o.tls.key }]);
+  const creds =
+    o.tls === null ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: o.tls.cert, private_key: o.tls.key }]);
   const host = o.host.includes(':') ? `[${o.host}]` : o.host;
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${host}:${o.port}`, creds, (err, p) => (err === null ? resolve(p) : reject(err))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${o.port}`, creds, (err, p) => (err === null ? resolve(p) : reject(err))),
+  );
   return {
     port,
     url: `${o.tls === null ? 'http' : 'https'}://${host}:${port}`,

@@ -8,7 +8,15 @@ import type { TokenRecord, TokenTable } from '../gateway/token-table.js';
 const identity = (b: Buffer): Buffer => b;
 
 function method(name: string, stream: boolean): grpc.MethodDefinition<Buffer, Buffer> {
-  return { path: `/geyser.Geyser/${name}`, requestStream: stream, responseStream: stream, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
+  return {
+    path: `/geyser.Geyser/${name}`,
+    requestStream: stream,
+    responseStream: stream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
 }
 
 export const GEYSER_SERVICE: grpc.ServiceDefinition = {
@@ -33,4 +41,3 @@ export function authenticate(tokens: TokenTable, md: grpc.Metadata): TokenRecord
 }
 
 export const UNAUTHENTICATED_DETAILS = 'a valid API token is required in the x-token metadata';
-

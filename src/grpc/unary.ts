@@ -36,17 +36,29 @@ function firstAnswer(ctx: UnaryContext, name: string, bytes: Buffer, done: Done)
   let answered = false;
   let lastError: grpc.ServiceError | null = null;
   clients.forEach((c, i) => {
-    c.makeUnaryRequest(`/geyser.Geyser/${name}`, identity, identity, bytes, sourceMetadata(ctx.sources[i]!.xToken), { deadline: Date.now() + SOURCE_TIMEOUT_MS }, (err, answer) => {
-      pending--;
-      if (answered) return;
-      if (err === null && answer !== undefined) {
-        answered = true;
-        done(null, answer);
-        return;
-      }
-      lastError = err;
-      if (pending === 0) done({ code: grpc.status.UNAVAILABLE, details: `no source answered ${name}${lastError === null ? '' : ` (last: ${grpc.status[lastError.code] ?? lastError.code})`}` });
-    });
+    c.makeUnaryRequest(
+      `/geyser.Geyser/${name}`,
+      identity,
+      identity,
+      bytes,
+      sourceMetadata(ctx.sources[i]!.xToken),
+      { deadline: Date.now() + SOURCE_TIMEOUT_MS },
+      (err, answer) => {
+        pending--;
+        if (answered) return;
+        if (err === null && answer !== undefined) {
+          answered = true;
+          done(null, answer);
+          return;
+        }
+        lastError = err;
+        if (pending === 0)
+          done({
+            code: grpc.status.UNAVAILABLE,
+            details: `no source answered ${name}${lastError === null ? '' : ` (last: ${grpc.status[lastError.code] ?? lastError.code})`}`,
+          });
+      },
+    );
   });
 }
 
@@ -75,7 +87,9 @@ function unary(ctx: UnaryContext, name: string, answer: (req: Buffer, done: Done
 export function unaryHandlers(ctx: UnaryContext): Record<string, Handler> {
   const pong = geyserType('PongResponse');
   const ping = geyserType('PingRequest');
-  const version = encodeAs(geyserType('GetVersionResponse'), { version: JSON.stringify({ version: { package: 'jumpgate', version: VERSION }, extra: { service: 'geyser.Geyser gateway' } }) });
+  const version = encodeAs(geyserType('GetVersionResponse'), {
+    version: JSON.stringify({ version: { package: 'jumpgate', version: VERSION }, extra: { service: 'geyser.Geyser gateway' } }),
+  });
   const forward = (name: string): Handler => unary(ctx, name, (req, done) => firstAnswer(ctx, name, req, done));
   return {
     Ping: unary(ctx, 'Ping', (req, done) => done(null, encodeAs(pong, { count: decodeAs<{ count?: number }>(ping, req).count ?? 0 }))),

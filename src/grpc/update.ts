@@ -191,7 +191,15 @@ export function readUpdate(raw: Buffer): Update {
     if (r.field >= 2 && r.field <= 10 && r.wire === 2) {
       memberStart = r.len();
       memberEnd = r.pos;
-      u.kind = r.field === KIND_ACCOUNT || r.field === KIND_SLOT || r.field === KIND_TRANSACTION || r.field === KIND_PING || r.field === KIND_BLOCK_META || r.field === KIND_PONG ? r.field : KIND_OTHER;
+      u.kind =
+        r.field === KIND_ACCOUNT ||
+        r.field === KIND_SLOT ||
+        r.field === KIND_TRANSACTION ||
+        r.field === KIND_PING ||
+        r.field === KIND_BLOCK_META ||
+        r.field === KIND_PONG
+          ? r.field
+          : KIND_OTHER;
       continue;
     }
     r.skip();

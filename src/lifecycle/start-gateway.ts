@@ -117,12 +117,21 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     // The control plane's meter: the gRPC listener books its usage there.
     holder.usage = usage;
     if (opts.store === null) return;
-    const started = await startAccounts(config, { tokens, usage, log, store: opts.store, ownStore: true, ...(opts.tokenSyncIntervalMs === undefined ? {} : { syncIntervalMs: opts.tokenSyncIntervalMs }) });
+    const started = await startAccounts(config, {
+      tokens,
+      usage,
+      log,
+      store: opts.store,
+      ownStore: true,
+      ...(opts.tokenSyncIntervalMs === undefined ? {} : { syncIntervalMs: opts.tokenSyncIntervalMs }),
+    });
     holder.accounts = started;
     stops.add(() => started.stop());
   };
   const plane: ControlView =
-    workerCount === 0 ? await inlinePlane(config, tokens, log, stops, startAccountsInto) : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
+    workerCount === 0
+      ? await inlinePlane(config, tokens, log, stops, startAccountsInto)
+      : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, hub, metrics, port, wsPort } = plane;
   metrics.watchWs(() => plane.ws());
@@ -139,7 +148,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const tls = config.tls === null ? null : loadTls(config.tls);
   const url = `${plane.scheme}://${config.rpc.host}:${port}`;
   const wsUrl = `${plane.scheme === 'https' ? 'wss' : 'ws'}://${config.rpc.host}:${wsPort || port}`;
-  log.info({ host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, workers: workerCount, nodes: pool.nodes.map((n) => n.id) }, 'rpc listening');
+  log.info(
+    { host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, workers: workerCount, nodes: pool.nodes.map((n) => n.id) },
+    'rpc listening',
+  );
 
   let grpc: GrpcListener | null = null;
   if (config.grpc.port !== 0 || opts.grpcEphemeral === true) {
@@ -157,7 +169,17 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     consoleServer?.replaceCertificate(material);
   };
   const reloader = new Reloader(
-    { configPath: opts.configPath ?? null, pool, target: plane.target, tokens, log, prepare: opts.prepareConfig, setAdminToken: (t) => auth.set(t), tls, replaceCertificates },
+    {
+      configPath: opts.configPath ?? null,
+      pool,
+      target: plane.target,
+      tokens,
+      log,
+      prepare: opts.prepareConfig,
+      setAdminToken: (t) => auth.set(t),
+      tls,
+      replaceCertificates,
+    },
     config,
   );
   const reload = async (): Promise<ReloadSummary> => {
@@ -168,7 +190,15 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   let unready = false;
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
-    admin = await startAdminServer(config.admin.host, config.admin.port, { pool, metrics, auth, reload, draining: () => unready || plane.draining(), ws: () => plane.ws(), log }).catch((err: Error) => {
+    admin = await startAdminServer(config.admin.host, config.admin.port, {
+      pool,
+      metrics,
+      auth,
+      reload,
+      draining: () => unready || plane.draining(),
+      ws: () => plane.ws(),
+      log,
+    }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
       log.warn({ err: err.message }, 'admin API not started');
       return null;
@@ -177,7 +207,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   if (admin !== null) {
     const started = admin;
     stops.add(() => started.close());
-    log.info({ host: config.admin.host, port: admin.port, auth: auth.enabled }, auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)');
+    log.info(
+      { host: config.admin.host, port: admin.port, auth: auth.enabled },
+      auth.enabled ? 'admin listening' : 'admin listening (no admin.token: only /healthz and /readyz answer)',
+    );
   }
 
   if (accounts !== null && (config.console.port !== 0 || opts.consoleEphemeral === true)) {

@@ -41,7 +41,12 @@ export class RemoteLedger {
    * The counters named `keys` now hold `totals`, of which this instance added `consumed[i][2]`:
    * debits what the others took since the last look.
    */
-  apply(consumed: readonly (readonly [table: string, key: string, n: number])[], keys: readonly string[], ttls: readonly number[], totals: readonly number[]): void {
+  apply(
+    consumed: readonly (readonly [table: string, key: string, n: number])[],
+    keys: readonly string[],
+    ttls: readonly number[],
+    totals: readonly number[],
+  ): void {
     const now = performance.now();
     const wall = Date.now();
     for (let i = 0; i < keys.length; i++) {

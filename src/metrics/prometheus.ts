@@ -136,7 +136,12 @@ export class GatewayMetrics implements RequestRecorder {
    * Adds counts a data-plane worker recorded since its last report (README "Architecture"):
    * one exporter for the whole gateway, whatever the number of workers.
    */
-  merge(requests: readonly { method: string; batch: boolean; status: string; nodeIds: string; count: number }[], duration: readonly number[], durationSumMs: number, rateLimited: Record<string, number>): void {
+  merge(
+    requests: readonly { method: string; batch: boolean; status: string; nodeIds: string; count: number }[],
+    duration: readonly number[],
+    durationSumMs: number,
+    rateLimited: Record<string, number>,
+  ): void {
     for (const r of requests) {
       const key = r.batch ? METHOD_BATCH : r.method === '' ? METHOD_NONE : r.method;
       let byStatus = this.methods.get(key);
@@ -191,9 +196,15 @@ export class GatewayMetrics implements RequestRecorder {
 
   /** Series of the shared state across instances (docs/routing.md "Shared limits across instances (Redis)"), when `redis.url` is set. */
   watchRedis(src: { up(): boolean; syncFailures(): number }): void {
-    this.registry.registerMetric(computed('jumpgate_redis_up', '1 while Redis answers the limit syncs, 0 while limits are enforced per instance', 'gauge', () => [{ labels: {}, value: src.up() ? 1 : 0 }]));
     this.registry.registerMetric(
-      computed('jumpgate_redis_sync_failures_total', 'Limit syncs with Redis that failed (their consumption stayed local)', 'counter', () => [{ labels: {}, value: src.syncFailures() }]),
+      computed('jumpgate_redis_up', '1 while Redis answers the limit syncs, 0 while limits are enforced per instance', 'gauge', () => [
+        { labels: {}, value: src.up() ? 1 : 0 },
+      ]),
+    );
+    this.registry.registerMetric(
+      computed('jumpgate_redis_sync_failures_total', 'Limit syncs with Redis that failed (their consumption stayed local)', 'counter', () => [
+        { labels: {}, value: src.syncFailures() },
+      ]),
     );
   }
 
@@ -223,22 +234,27 @@ export class GatewayMetrics implements RequestRecorder {
     const perNode = (value: (n: MetricsNode) => number) => (): Sample[] => nodes().map((n) => ({ labels: { node: n.id }, value: value(n) }));
 
     r.registerMetric(
-      computed('jumpgate_requests_total', 'Client HTTP requests answered, by JSON-RPC method ((batch) for batches), HTTP status and serving node', 'counter', () => {
-        const sums = new Map<string, Sample>();
-        for (const [method, byStatus] of this.methods) {
-          for (const [line, byNode] of byStatus) {
-            const sp = line.indexOf(' ');
-            const status = sp === -1 ? line : line.slice(0, sp);
-            for (const [node, cell] of byNode) {
-              const k = method + '\0' + status + '\0' + node;
-              const s = sums.get(k);
-              if (s === undefined) sums.set(k, { labels: { method, status, node }, value: cell.n });
-              else s.value += cell.n;
+      computed(
+        'jumpgate_requests_total',
+        'Client HTTP requests answered, by JSON-RPC method ((batch) for batches), HTTP status and serving node',
+        'counter',
+        () => {
+          const sums = new Map<string, Sample>();
+          for (const [method, byStatus] of this.methods) {
+            for (const [line, byNode] of byStatus) {
+              const sp = line.indexOf(' ');
+              const status = sp === -1 ? line : line.slice(0, sp);
+              for (const [node, cell] of byNode) {
+                const k = method + '\0' + status + '\0' + node;
+                const s = sums.get(k);
+                if (s === undefined) sums.set(k, { labels: { method, status, node }, value: cell.n });
+                else s.value += cell.n;
+              }
             }
           }
-        }
-        return [...sums.values()];
-      }),
+          return [...sums.values()];
+        },
+      ),
     );
     r.registerMetric(
       computed('jumpgate_request_duration_seconds', 'Time from a request being accepted to its answer', 'histogram', () => {
@@ -247,17 +263,28 @@ export class GatewayMetrics implements RequestRecorder {
         return out;
       }),
     );
-    r.registerMetric(computed('jumpgate_inflight_requests', 'Client requests accepted and not yet answered', 'gauge', () => [{ labels: {}, value: this.src.inflight() }]));
+    r.registerMetric(
+      computed('jumpgate_inflight_requests', 'Client requests accepted and not yet answered', 'gauge', () => [{ labels: {}, value: this.src.inflight() }]),
+    );
     r.registerMetric(
       computed('jumpgate_rate_limited_total', 'Requests refused by a rate limit (HTTP 429, code 7429), by scope', 'counter', () =>
         [...this.limited].map(([scope, c]) => ({ labels: { scope }, value: c.n })),
       ),
     );
-    const event = (name: string, kind: CallEvent, help: string) => r.registerMetric(computed(name, help, 'counter', () => [{ labels: {}, value: this.callEvents.get(kind)!.n }]));
-    event('jumpgate_hedges_fired_total', 'hedge_fired', 'Hedged reads: extra attempts sent because the first node was slower than its percentile (docs/routing.md "Hedged reads")');
+    const event = (name: string, kind: CallEvent, help: string) =>
+      r.registerMetric(computed(name, help, 'counter', () => [{ labels: {}, value: this.callEvents.get(kind)!.n }]));
+    event(
+      'jumpgate_hedges_fired_total',
+      'hedge_fired',
+      'Hedged reads: extra attempts sent because the first node was slower than its percentile (docs/routing.md "Hedged reads")',
+    );
     event('jumpgate_hedges_won_total', 'hedge_won', 'Hedged reads answered by a hedge rather than by the first node');
     event('jumpgate_broadcasts_total', 'broadcast', 'Calls sent to more than one node at once (docs/routing.md "Broadcast sends")');
-    event('jumpgate_coalesced_joins_total', 'coalesced', 'Client calls answered by an identical call already in flight instead of a call of their own (docs/routing.md "Coalescing")');
+    event(
+      'jumpgate_coalesced_joins_total',
+      'coalesced',
+      'Client calls answered by an identical call already in flight instead of a call of their own (docs/routing.md "Coalescing")',
+    );
     r.registerMetric(
       computed('jumpgate_node_state', 'Node health state: 1 for the current state, 0 for the others', 'gauge', () => {
         const out: Sample[] = [];
@@ -265,9 +292,30 @@ export class GatewayMetrics implements RequestRecorder {
         return out;
       }),
     );
-    r.registerMetric(computed('jumpgate_node_weight', 'Operator weight of the node', 'gauge', perNode((n) => n.weight)));
-    r.registerMetric(computed('jumpgate_node_drained', '1 when the node is drained by the operator', 'gauge', perNode((n) => (n.drained ? 1 : 0))));
-    r.registerMetric(computed('jumpgate_node_slot', 'Last slot (block number) the node reported; -1 unknown', 'gauge', perNode((n) => n.slot)));
+    r.registerMetric(
+      computed(
+        'jumpgate_node_weight',
+        'Operator weight of the node',
+        'gauge',
+        perNode((n) => n.weight),
+      ),
+    );
+    r.registerMetric(
+      computed(
+        'jumpgate_node_drained',
+        '1 when the node is drained by the operator',
+        'gauge',
+        perNode((n) => (n.drained ? 1 : 0)),
+      ),
+    );
+    r.registerMetric(
+      computed(
+        'jumpgate_node_slot',
+        'Last slot (block number) the node reported; -1 unknown',
+        'gauge',
+        perNode((n) => n.slot),
+      ),
+    );
     r.registerMetric(
       computed('jumpgate_node_slot_lag', 'Slots behind the best node (omitted while unknown)', 'gauge', () => {
         const list = nodes();
@@ -280,9 +328,30 @@ export class GatewayMetrics implements RequestRecorder {
         return out;
       }),
     );
-    r.registerMetric(computed('jumpgate_node_inflight', 'Attempts in flight to the node', 'gauge', perNode((n) => n.inflight)));
-    r.registerMetric(computed('jumpgate_node_attempts_total', 'Attempts sent to the node (retries included)', 'counter', perNode((n) => n.requests)));
-    r.registerMetric(computed('jumpgate_node_failures_total', 'Attempts to the node that failed (connect error, timeout, reset, 5xx/429, unusable body)', 'counter', perNode((n) => n.failures)));
+    r.registerMetric(
+      computed(
+        'jumpgate_node_inflight',
+        'Attempts in flight to the node',
+        'gauge',
+        perNode((n) => n.inflight),
+      ),
+    );
+    r.registerMetric(
+      computed(
+        'jumpgate_node_attempts_total',
+        'Attempts sent to the node (retries included)',
+        'counter',
+        perNode((n) => n.requests),
+      ),
+    );
+    r.registerMetric(
+      computed(
+        'jumpgate_node_failures_total',
+        'Attempts to the node that failed (connect error, timeout, reset, 5xx/429, unusable body)',
+        'counter',
+        perNode((n) => n.failures),
+      ),
+    );
     r.registerMetric(
       computed('jumpgate_node_latency_seconds', 'Duration of successful attempts to the node', 'histogram', () => {
         const out: Sample[] = [];
@@ -293,7 +362,9 @@ export class GatewayMetrics implements RequestRecorder {
     const ws = (): WsFigures | null => this.wsView?.() ?? null;
     r.registerMetric(computed('jumpgate_ws_connections', 'Client WebSocket connections open', 'gauge', () => [{ labels: {}, value: ws()?.connections ?? 0 }]));
     r.registerMetric(
-      computed('jumpgate_ws_subscriptions', 'Distinct client subscriptions (identical ones on a data-plane worker count once)', 'gauge', () => [{ labels: {}, value: ws()?.sharedSubscriptions ?? 0 }]),
+      computed('jumpgate_ws_subscriptions', 'Distinct client subscriptions (identical ones on a data-plane worker count once)', 'gauge', () => [
+        { labels: {}, value: ws()?.sharedSubscriptions ?? 0 },
+      ]),
     );
     r.registerMetric(
       computed('jumpgate_ws_upstream_subscriptions', 'Subscriptions held on the node on behalf of clients', 'gauge', () =>
@@ -301,7 +372,14 @@ export class GatewayMetrics implements RequestRecorder {
       ),
     );
     // Monotonic reads (docs/routing.md "Monotonic reads"): read straight from the shared marks.
-    r.registerMetric(computed('jumpgate_node_high_water_slot', 'Highest slot the node served to an affinity key (0 none)', 'gauge', perNode((n) => n.mark?.slot ?? 0)));
+    r.registerMetric(
+      computed(
+        'jumpgate_node_high_water_slot',
+        'Highest slot the node served to an affinity key (0 none)',
+        'gauge',
+        perNode((n) => n.mark?.slot ?? 0),
+      ),
+    );
     const byReason = (value: (m: NodeMark, reason: number) => number) => (): Sample[] => {
       const out: Sample[] = [];
       for (const n of nodes()) {
@@ -310,7 +388,14 @@ export class GatewayMetrics implements RequestRecorder {
       }
       return out;
     };
-    r.registerMetric(computed('jumpgate_monotonic_waits_total', "Keyed calls that waited for a node to catch up with the node they left (node) and why it was left (reason)", 'counter', byReason((m, i) => m.waits(i))));
+    r.registerMetric(
+      computed(
+        'jumpgate_monotonic_waits_total',
+        'Keyed calls that waited for a node to catch up with the node they left (node) and why it was left (reason)',
+        'counter',
+        byReason((m, i) => m.waits(i)),
+      ),
+    );
     // Chain view (docs/solana-routing.md "Chain view"): each node's slot per commitment.
     r.registerMetric(
       computed('jumpgate_node_commitment_slot', "The node's slot at a commitment, from its slot stream and polls (0 unknown)", 'gauge', () => {
@@ -328,6 +413,13 @@ export class GatewayMetrics implements RequestRecorder {
         return f === null ? [] : FRESH_CAUSES.map((cause, i) => ({ labels: { cause }, value: f.count(i) }));
       }),
     );
-    r.registerMetric(computed('jumpgate_monotonic_refusals_total', 'Keyed calls answered 7505: no node caught up within affinity.monotonicWaitMs', 'counter', byReason((m, i) => m.refusals(i))));
+    r.registerMetric(
+      computed(
+        'jumpgate_monotonic_refusals_total',
+        'Keyed calls answered 7505: no node caught up within affinity.monotonicWaitMs',
+        'counter',
+        byReason((m, i) => m.refusals(i)),
+      ),
+    );
   }
 }

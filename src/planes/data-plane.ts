@@ -72,7 +72,16 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   stops.add(() => offload.close());
   const holder: { serving: Serving | null } = { serving: null };
   const recorder = opts.recorder(pool, () => holder.serving?.state.inflight ?? 0);
-  const serving = new Serving(config, { tokens: opts.tokens, router: pool, slots: pool, offload, log, metrics: recorder, ...(opts.usage === undefined ? {} : { usage: opts.usage }), ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }) });
+  const serving = new Serving(config, {
+    tokens: opts.tokens,
+    router: pool,
+    slots: pool,
+    offload,
+    log,
+    metrics: recorder,
+    ...(opts.usage === undefined ? {} : { usage: opts.usage }),
+    ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
+  });
   holder.serving = serving;
 
   const listener = new ClientListener(config.rpc.host, config.tls, !opts.exclusive);

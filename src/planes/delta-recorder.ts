@@ -49,7 +49,13 @@ export class DeltaRecorder implements RequestRecorder {
         }
       }
     }
-    const out = { requests, duration: Array.from(this.duration.counts), durationSumMs: this.duration.sumMs, rateLimited: Object.fromEntries(this.limited), callEvents: Object.fromEntries(this.callEvents) };
+    const out = {
+      requests,
+      duration: Array.from(this.duration.counts),
+      durationSumMs: this.duration.sumMs,
+      rateLimited: Object.fromEntries(this.limited),
+      callEvents: Object.fromEntries(this.callEvents),
+    };
     this.counts = new Map();
     this.duration = new Buckets();
     this.limited = new Map();

@@ -116,7 +116,11 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     port: plane.port,
     wsPort: plane.wsPort,
     metrics: metrics!,
-    ws: () => ({ connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() }),
+    ws: () => ({
+      connections: plane.wsStats.connections,
+      sharedSubscriptions: plane.hub.sharedCount,
+      upstreamSubscriptions: plane.hub.upstreamSubscriptions(),
+    }),
     workers: 0,
     requestsByWorker: () => [],
     scheme: plane.listener.scheme,
@@ -132,7 +136,14 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
   };
 }
 
-export async function workerPlanes(config: Config, tokens: TokenTable, log: Logger, stops: StopList, count: number, startAccounts: StartAccounts): Promise<ControlView> {
+export async function workerPlanes(
+  config: Config,
+  tokens: TokenTable,
+  log: Logger,
+  stops: StopList,
+  count: number,
+  startAccounts: StartAccounts,
+): Promise<ControlView> {
   // The control plane's pool probes the nodes for every worker and carries their figures; it
   // sends no traffic.
   const pool = new NodePool(config, log);

@@ -58,4 +58,3 @@ export async function lockRpcPort(host: string, port: number): Promise<PortLock>
     release: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
-

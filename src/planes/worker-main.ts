@@ -101,7 +101,17 @@ async function main(): Promise<void> {
   const recorder = new DeltaRecorder();
   let plane: DataPlane;
   try {
-    plane = await startDataPlane(config, { tokens, log, stops, probes: false, exclusive: false, port: init.port, wsPort: init.wsPort, recorder: () => recorder, limiter: RateLimiter.shared(config, init.limits) });
+    plane = await startDataPlane(config, {
+      tokens,
+      log,
+      stops,
+      probes: false,
+      exclusive: false,
+      port: init.port,
+      wsPort: init.wsPort,
+      recorder: () => recorder,
+      limiter: RateLimiter.shared(config, init.limits),
+    });
   } catch (err) {
     await stops.run().catch(() => {});
     send({ type: 'failed', index: init.index, message: (err as Error).message });

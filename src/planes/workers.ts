@@ -44,7 +44,19 @@ interface Slot {
 }
 
 export function nodeHealth(pool: NodePool): NodeHealth[] {
-  return pool.nodes.map((n) => ({ id: n.id, state: n.state, slot: n.slot, ejectedUntil: n.ejectedUntil, weight: n.weight, drained: n.drained, probeMs: n.ewmaMs, mark: n.mark.buffer, chain: n.chain.buffer, book: pool.fresh?.book.buffer, freshCounts: pool.fresh?.counts.buffer as SharedArrayBuffer | undefined }));
+  return pool.nodes.map((n) => ({
+    id: n.id,
+    state: n.state,
+    slot: n.slot,
+    ejectedUntil: n.ejectedUntil,
+    weight: n.weight,
+    drained: n.drained,
+    probeMs: n.ewmaMs,
+    mark: n.mark.buffer,
+    chain: n.chain.buffer,
+    book: pool.fresh?.book.buffer,
+    freshCounts: pool.fresh?.counts.buffer as SharedArrayBuffer | undefined,
+  }));
 }
 
 export class DataPlaneWorkers {
@@ -78,7 +90,16 @@ export class DataPlaneWorkers {
     const { tokens, pool } = this.parts;
     const init: WorkerInit = { index, config: this.config, port, wsPort, limits: this.parts.limits, tokens: tokens.entries(), health: nodeHealth(pool) };
     const worker = new Worker(ENTRY, { workerData: init });
-    const slot: Slot = { worker, inflight: 0, requests: 0, nodeInflight: new Map(), ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} }, drained: null, configured: null, exited: false };
+    const slot: Slot = {
+      worker,
+      inflight: 0,
+      requests: 0,
+      nodeInflight: new Map(),
+      ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} },
+      drained: null,
+      configured: null,
+      exited: false,
+    };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
       worker.on('message', (m: FromWorker) => {

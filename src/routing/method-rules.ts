@@ -47,7 +47,10 @@ export class MethodRule {
 }
 
 /** The rules of `routing.methods` for this node list; empty when none is configured. */
-export function buildMethodRules(config: Readonly<Record<string, MethodRuleConfig>>, nodes: readonly (LabelledNode & { bit: number })[]): Map<string, MethodRule> {
+export function buildMethodRules(
+  config: Readonly<Record<string, MethodRuleConfig>>,
+  nodes: readonly (LabelledNode & { bit: number })[],
+): Map<string, MethodRule> {
   const rules = new Map<string, MethodRule>();
   for (const [method, rule] of Object.entries(config)) rules.set(method, new MethodRule(method, rule, nodes));
   return rules;

@@ -10,7 +10,6 @@ import { Byte } from './bytes.js';
 import { echoedId, IdTable } from './ids.js';
 import { CallFlag, Member, RequestLayout, scanRequest } from './validate.js';
 
-
 export const KIND_REQUEST = 0;
 export const KIND_NOTIFICATION = 1;
 export const KIND_INVALID = 2;

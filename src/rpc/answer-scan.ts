@@ -18,7 +18,14 @@ const ids = mod.exports.ids as (p: number, end: number, out: number, max: number
  * (a backslash in it, or too large) and the byte walk must. On true, `errs[k]` is set to 1
  * for each element k in [from, to) that has a top-level `error` member (when `errs` is given).
  */
-export function answerInOrderFast(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number, errs: Uint8Array | null = null): boolean | null {
+export function answerInOrderFast(
+  resp: Uint8Array,
+  body: Uint8Array,
+  idSpans: Int32Array,
+  from: number,
+  to: number,
+  errs: Uint8Array | null = null,
+): boolean | null {
   const count = to - from;
   if (count <= 0) return false;
   const out = mod.load(resp, 12 * count);

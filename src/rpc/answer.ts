@@ -29,7 +29,14 @@ function isErrorKey(buf: Uint8Array, i: number, e: number): boolean {
 }
 
 /** answerInOrder, one byte at a time: for answers the 16-byte walk leaves (and to test it against). */
-export function answerInOrderByBytes(resp: Uint8Array, body: Uint8Array, idSpans: Int32Array, from: number, to: number, errs: Uint8Array | null = null): boolean {
+export function answerInOrderByBytes(
+  resp: Uint8Array,
+  body: Uint8Array,
+  idSpans: Int32Array,
+  from: number,
+  to: number,
+  errs: Uint8Array | null = null,
+): boolean {
   let i = skipWs(resp, 0, resp.length);
   const end = trimEnd(resp, i, resp.length);
   if (resp[i] !== Byte.LBRACKET || from >= to) return false;

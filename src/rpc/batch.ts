@@ -261,7 +261,6 @@ export interface SubOutcome {
   errorData: Record<string, unknown> | null;
 }
 
-
 export interface Assembled {
   /** The client's answer; null when there is nothing to answer (notifications only). */
   merged: Buffer | null;
@@ -319,7 +318,7 @@ function joinInOrder(body: Buffer, plan: BatchPlan, outcomes: readonly SubOutcom
   out[0] = 0x5b;
   let o = 1;
   // Outcomes arrive as sub-batches finish; the answer follows the request.
-  for (let from = 0; from < plan.count; ) {
+  for (let from = 0; from < plan.count;) {
     let next: SubOutcome | null = null;
     for (const x of outcomes) if (x.from === from) next = x;
     if (next === null) return null; // the outcomes do not cover the batch: not ours to join

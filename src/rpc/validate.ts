@@ -19,7 +19,6 @@ import { scanString, scanValue, type ScanState } from './grammar.js';
 import { skipWs, trimEnd } from './json-bytes.js';
 import { scanRequestFast } from './request-scan.js';
 
-
 /**
  * Member slots recorded per call (start and end of the value's bytes; -1 when absent). Const
  * enums, like Byte: the hot loops read literals, not module bindings.
@@ -34,7 +33,6 @@ export const M_JSONRPC = Member.JSONRPC;
 export const M_METHOD = Member.METHOD;
 export const M_ID = Member.ID;
 export const M_PARAMS = Member.PARAMS;
-
 
 /** Per-call flags. */
 export const enum CallFlag {
@@ -95,7 +93,15 @@ function memberSlot(buf: Uint8Array, s: number, e: number): number {
   }
   if (n === 9) {
     // "jsonrpc"
-    return buf[s + 1] === 0x6a && buf[s + 2] === 0x73 && buf[s + 3] === 0x6f && buf[s + 4] === 0x6e && buf[s + 5] === 0x72 && buf[s + 6] === 0x70 && buf[s + 7] === 0x63 ? Member.JSONRPC : -1;
+    return buf[s + 1] === 0x6a &&
+      buf[s + 2] === 0x73 &&
+      buf[s + 3] === 0x6f &&
+      buf[s + 4] === 0x6e &&
+      buf[s + 5] === 0x72 &&
+      buf[s + 6] === 0x70 &&
+      buf[s + 7] === 0x63
+      ? Member.JSONRPC
+      : -1;
   }
   return -1;
 }
@@ -118,12 +124,28 @@ function knownName(buf: Uint8Array, i: number, end: number): number {
     if (i + 3 < end && buf[i + 2] === 0x64 && buf[i + 3] === Byte.QUOTE) return (4 << 8) | Member.ID;
   } else if (c === 0x6d) {
     // "method"
-    if (i + 7 < end && buf[i + 2] === 0x65 && buf[i + 3] === 0x74 && buf[i + 4] === 0x68 && buf[i + 5] === 0x6f && buf[i + 6] === 0x64 && buf[i + 7] === Byte.QUOTE) {
+    if (
+      i + 7 < end &&
+      buf[i + 2] === 0x65 &&
+      buf[i + 3] === 0x74 &&
+      buf[i + 4] === 0x68 &&
+      buf[i + 5] === 0x6f &&
+      buf[i + 6] === 0x64 &&
+      buf[i + 7] === Byte.QUOTE
+    ) {
       return (8 << 8) | Member.METHOD;
     }
   } else if (c === 0x70) {
     // "params"
-    if (i + 7 < end && buf[i + 2] === 0x61 && buf[i + 3] === 0x72 && buf[i + 4] === 0x61 && buf[i + 5] === 0x6d && buf[i + 6] === 0x73 && buf[i + 7] === Byte.QUOTE) {
+    if (
+      i + 7 < end &&
+      buf[i + 2] === 0x61 &&
+      buf[i + 3] === 0x72 &&
+      buf[i + 4] === 0x61 &&
+      buf[i + 5] === 0x6d &&
+      buf[i + 6] === 0x73 &&
+      buf[i + 7] === Byte.QUOTE
+    ) {
       return (8 << 8) | Member.PARAMS;
     }
   } else if (c === 0x6a) {

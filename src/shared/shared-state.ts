@@ -34,7 +34,13 @@ export class SharedState {
     const log = parts.log.child({ part: 'redis' });
     this.link = new RedisLink(url, log);
     const tally = new ConsumptionTally(r.maxKeysPerSync);
-    this.limits = new LimitSync(this.link, parts.limiter, tally, { syncMs: r.syncMs, keyPrefix: r.keyPrefix, maxSeen: SEEN_PER_SYNC_CAP * r.maxKeysPerSync }, log);
+    this.limits = new LimitSync(
+      this.link,
+      parts.limiter,
+      tally,
+      { syncMs: r.syncMs, keyPrefix: r.keyPrefix, maxSeen: SEEN_PER_SYNC_CAP * r.maxKeysPerSync },
+      log,
+    );
     this.tokens = new TokenEvents(this.link, r.keyPrefix, parts.onRemoteTokens, log);
     const link = this.link;
     parts.metrics.watchRedis({ up: () => link.up, syncFailures: () => link.syncFailures });

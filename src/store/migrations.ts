@@ -123,8 +123,15 @@ const usageRollups: Migration = {
     for (const t of [...STACK_USAGE_TABLES, 'usage_6h']) await db.schema.dropTable(t).ifExists().execute();
     await db.deleteFrom('meta').where('key', '=', USAGE_HORIZON_KEY).execute();
     // 0001 reads minutes and hours together: drop the hours the minutes still hold.
-    const first = await db.selectFrom('usage_minute').select((eb) => eb.fn.min('start_ms').as('start')).executeTakeFirst();
-    if (first?.start != null) await db.deleteFrom('usage_hour').where('start_ms', '>=', Math.floor(Number(first.start) / 3_600_000) * 3_600_000).execute();
+    const first = await db
+      .selectFrom('usage_minute')
+      .select((eb) => eb.fn.min('start_ms').as('start'))
+      .executeTakeFirst();
+    if (first?.start != null)
+      await db
+        .deleteFrom('usage_hour')
+        .where('start_ms', '>=', Math.floor(Number(first.start) / 3_600_000) * 3_600_000)
+        .execute();
   },
 };
 

@@ -381,7 +381,10 @@ export class UpstreamCall implements RouteRequest, FreshCall {
       this.errorData = { attempts: this.attempts };
     } else {
       this.error = failure === F_TIMEOUT || failure === F_CONNECT_TIMEOUT ? Errors.upstreamTimeout : Errors.upstreamFailed;
-      this.errorData = this.reasons !== null ? { attempts: this.attempts, reason: this.lastReason, reasons: this.reasons } : { attempts: this.attempts, reason: this.lastReason };
+      this.errorData =
+        this.reasons !== null
+          ? { attempts: this.attempts, reason: this.lastReason, reasons: this.reasons }
+          : { attempts: this.attempts, reason: this.lastReason };
     }
     this.finished = true;
     if (this.hedgeTimer !== null) {

@@ -92,7 +92,12 @@ export class UpstreamNode implements NodeView, MarkedNode {
   /** Successful attempts' durations: rolling HDR window (admin API) and Prometheus buckets. */
   readonly latency: NodeLatency;
 
-  constructor(spec: NodeSpec, index: number, private readonly policy: EjectPolicy, co: ClientOptions) {
+  constructor(
+    spec: NodeSpec,
+    index: number,
+    private readonly policy: EjectPolicy,
+    co: ClientOptions,
+  ) {
     const u = new URL(spec.url);
     this.id = spec.id;
     this.url = spec.url;
@@ -103,7 +108,12 @@ export class UpstreamNode implements NodeView, MarkedNode {
     this.client =
       co.client === 'undici'
         ? newUndiciClient(spec.url, co.connections, co.connectTimeoutMs)
-        : new Http1Pool(spec.url, { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 }, this, co.onPipeliningDropped);
+        : new Http1Pool(
+            spec.url,
+            { connections: co.connections, pipelining: co.pipelining, stallMs: co.pipelineStallMs, connectTimeoutMs: co.connectTimeoutMs, idleMs: 4_000 },
+            this,
+            co.onPipeliningDropped,
+          );
     this.probes = new ProbeClient(this.origin);
     this.labels = spec.labels;
     this.mark = new NodeMark();

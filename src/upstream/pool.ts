@@ -77,7 +77,12 @@ export class NodePool implements Router {
   ) {
     this.probes = opts.probes ?? true;
     this.maxAttempts = config.routing.maxAttempts;
-    this.clientOpts = { ...config.upstream, connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000), onPipeliningDropped: (node, reason) => log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes') };
+    this.clientOpts = {
+      ...config.upstream,
+      connectTimeoutMs: Math.min(config.limits.upstreamTimeoutMs, 10_000),
+      onPipeliningDropped: (node, reason) =>
+        log.warn({ node, reason }, 'node dropped a connection carrying pipelined requests: one request per connection to it for 5 minutes'),
+    };
     this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
@@ -136,8 +141,6 @@ export class NodePool implements Router {
     if (n !== null || this.waiting || !rule.fallbackAny) return n;
     return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
   }
-
-
 
   /**
    * Key affinity: the slot's primary node while it is healthy (or merely lagging), else the
@@ -274,7 +277,21 @@ export class NodePool implements Router {
    * worker. A node this worker ejected stays out until its own backoff ends, even if a
    * result sent before the control plane heard of the ejection says otherwise.
    */
-  applyHealth(nodes: readonly { id: string; state: NodeStateName; slot: number; ejectedUntil: number; weight: number; drained: boolean; probeMs: number; mark?: SharedArrayBuffer; chain?: SharedArrayBuffer; book?: SharedArrayBuffer; freshCounts?: SharedArrayBuffer }[]): void {
+  applyHealth(
+    nodes: readonly {
+      id: string;
+      state: NodeStateName;
+      slot: number;
+      ejectedUntil: number;
+      weight: number;
+      drained: boolean;
+      probeMs: number;
+      mark?: SharedArrayBuffer;
+      chain?: SharedArrayBuffer;
+      book?: SharedArrayBuffer;
+      freshCounts?: SharedArrayBuffer;
+    }[],
+  ): void {
     const now = Date.now();
     let topology = false;
     for (const h of nodes) {

@@ -48,4 +48,3 @@ export class MethodLatency {
     return v !== undefined && v >= this.slowMs;
   }
 }
-

@@ -62,7 +62,16 @@ export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlus
     const t = now();
     const minute = Math.floor(t / MINUTE_MS) * MINUTE_MS;
     for (const c of meter.drain()) {
-      pending.push({ tokenId: c.tokenId, method: c.method, minute, calls: c.calls, errors: c.errors, bytesIn: c.bytesIn, bytesOut: c.bytesOut, histogram: c.histogram });
+      pending.push({
+        tokenId: c.tokenId,
+        method: c.method,
+        minute,
+        calls: c.calls,
+        errors: c.errors,
+        bytesIn: c.bytesIn,
+        bytesOut: c.bytesOut,
+        histogram: c.histogram,
+      });
       if (c.calls > 0) touched.set(c.tokenId, t);
     }
     if (pending.length > 0) {

@@ -20,7 +20,16 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     const consoleUrl = h.gw.console!.url;
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+      ],
     });
     t.teardown(() => browser.close());
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -46,17 +55,27 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
 
     const singles = 7;
     for (let i = 0; i < singles; i++) {
-      const r = await fetch(`${h.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' });
+      const r = await fetch(`${h.url}/api-token/${token}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}',
+      });
       t.equal(r.status, 200);
     }
     // A batch whose second call the node refuses (-32601): two calls, one error (docs/usage.md).
-    const batch = await fetch(`${h.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"}]' });
+    const batch = await fetch(`${h.url}/api-token/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"}]',
+    });
     t.equal(batch.status, 200);
     await batch.text();
     const calls = singles + 2;
     const start = Date.now();
     await page.goto(stackUrl);
-    await page.waitForFunction((n) => Number(document.querySelector('#overview-calls')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
+    await page.waitForFunction((n) => Number(document.querySelector('#overview-calls')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, {
+      timeout: 20_000,
+    });
     const delay = Date.now() - start;
     t.pass(`overview shows ${calls} calls (${delay} ms after the last call)`);
     const chartDrawn = await page.evaluate(() => {
@@ -70,7 +89,9 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     await page.screenshot({ path: OUT + 'overview.png', fullPage: true });
 
     await page.goto(stackUrl + '/nodes');
-    await page.waitForFunction((n) => Number(document.querySelector('#analytics-calls-total')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, { timeout: 20_000 });
+    await page.waitForFunction((n) => Number(document.querySelector('#analytics-calls-total')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, {
+      timeout: 20_000,
+    });
     t.match(await page.textContent('#analytics-table'), /getSlot/, 'per-method row');
     await page.waitForFunction(() => document.querySelector<HTMLElement>('#analytics-errors-total')?.dataset.value === '1', undefined, { timeout: 20_000 });
     t.match(await page.textContent('#analytics-table'), /nope/, "the batch element's node error is booked under its method");

@@ -11,7 +11,9 @@ import { join } from 'node:path';
 
 /** false when `openssl` runs, else why TLS tests are skipped. */
 export const NO_OPENSSL: string | false =
-  spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0 ? false : 'openssl is not installed (apt-get install openssl): the TLS tests make their certificates with it';
+  spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0
+    ? false
+    : 'openssl is not installed (apt-get install openssl): the TLS tests make their certificates with it';
 
 export interface ServerCert {
   cert: string;
@@ -46,10 +48,34 @@ export function makeCerts(dir: string): TestCerts {
   };
   const signed = (name: string, serial: number, ext: string): ServerCert => {
     openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=jumpgate test ${name}`]);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(serial), '-days', '2', '-extfile', ext, '-out', `${name}.crt`]);
+    openssl([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      String(serial),
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+      '-out',
+      `${name}.crt`,
+    ]);
     return files(name);
   };
   openssl(['req', '-x509', ...EC, '-keyout', 'stranger.key', '-out', 'stranger.crt', '-days', '2', '-subj', '/CN=jumpgate test stranger']);
   const ca = join(dir, 'ca.crt');
-  return { ca, caPem: readFileSync(ca), a: signed('a', 1, 'server.ext'), b: signed('b', 2, 'server.ext'), client: signed('client', 3, 'client.ext'), stranger: files('stranger') };
+  return {
+    ca,
+    caPem: readFileSync(ca),
+    a: signed('a', 1, 'server.ext'),
+    b: signed('b', 2, 'server.ext'),
+    client: signed('client', 3, 'client.ext'),
+    stranger: files('stranger'),
+  };
 }

@@ -125,5 +125,15 @@ export function echoAnswer(body: Buffer): [number, Buffer] {
   const parsed = JSON.parse(body.toString()) as { id?: unknown; method: string } | { id?: unknown; method: string }[];
   const one = (c: { id?: unknown; method: string }): string => JSON.stringify({ jsonrpc: '2.0', id: c.id, result: c.method });
   if (!Array.isArray(parsed)) return [200, Buffer.from('id' in parsed ? one(parsed) : '')];
-  return [200, Buffer.from('[' + parsed.filter((c) => 'id' in c).map(one).join(',') + ']')];
+  return [
+    200,
+    Buffer.from(
+      '[' +
+        parsed
+          .filter((c) => 'id' in c)
+          .map(one)
+          .join(',') +
+        ']',
+    ),
+  ];
 }

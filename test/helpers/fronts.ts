@@ -47,7 +47,10 @@ export function frontConfig(name: FrontName, listenPort: number, jumpgatePort: n
   let text = readFileSync(file, 'utf8');
   text = replaceAll(text, JUMPGATE_IN_FILES, `127.0.0.1:${jumpgatePort}`, file);
   // The directive itself, not the comments that name it.
-  text = name === 'nginx' ? replaceAll(text, '\n    listen 80;', `\n    listen 127.0.0.1:${listenPort};`, file) : replaceAll(text, '\n    bind :80\n', `\n    bind 127.0.0.1:${listenPort}\n`, file);
+  text =
+    name === 'nginx'
+      ? replaceAll(text, '\n    listen 80;', `\n    listen 127.0.0.1:${listenPort};`, file)
+      : replaceAll(text, '\n    bind :80\n', `\n    bind 127.0.0.1:${listenPort}\n`, file);
   return text;
 }
 
@@ -59,7 +62,6 @@ export interface Front {
   stderr(): string;
   stop(): Promise<void>;
 }
-
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -29,7 +29,9 @@ export interface GrpcHarness {
   close(): Promise<void>;
 }
 
-export async function startGrpcHarness(opts: { sources?: SimGrpcOptions[]; grpc?: Record<string, unknown>; limits?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<GrpcHarness> {
+export async function startGrpcHarness(
+  opts: { sources?: SimGrpcOptions[]; grpc?: Record<string, unknown>; limits?: Record<string, unknown>; config?: Record<string, unknown> } = {},
+): Promise<GrpcHarness> {
   const sources = await Promise.all((opts.sources ?? [{}]).map((o, i) => startSimGrpcSource({ slotMs: SLOT_MS, seed: 100 + i, ...o })));
   const config = resolveConfig({
     rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 },
@@ -81,7 +83,8 @@ export async function subscribe(url: string, token: string | undefined, req: Par
     updates: [],
     error: null,
     ended: false,
-    write: (r) => new Promise<void>((resolve, reject) => stream.write(SubscribeRequest.fromPartial(r), (e: Error | null | undefined) => (e ? reject(e) : resolve()))),
+    write: (r) =>
+      new Promise<void>((resolve, reject) => stream.write(SubscribeRequest.fromPartial(r), (e: Error | null | undefined) => (e ? reject(e) : resolve()))),
     close: () => stream.destroy(),
   };
   stream.on('data', (u: SubscribeUpdate) => sub.updates.push(u));

@@ -64,7 +64,11 @@ export async function startHaproxyCluster(members: readonly ClusterMember[]): Pr
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await eventually(() => `HAProxy to listen on ${port} (${stderr})`, async () => child.exitCode === null && !(await refuses(port)), 10_000);
+    await eventually(
+      () => `HAProxy to listen on ${port} (${stderr})`,
+      async () => child.exitCode === null && !(await refuses(port)),
+      10_000,
+    );
   } catch (err) {
     await stop();
     throw err;

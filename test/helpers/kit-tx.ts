@@ -27,10 +27,7 @@ export function transferIx(from: KeyPairSigner, to: Address, lamports: bigint): 
   v.setBigUint64(4, lamports, true);
   return {
     programAddress: SYSTEM_PROGRAM,
-    accounts: [
-      { address: from.address, role: AccountRole.WRITABLE_SIGNER, signer: from } as never,
-      { address: to, role: AccountRole.WRITABLE },
-    ],
+    accounts: [{ address: from.address, role: AccountRole.WRITABLE_SIGNER, signer: from } as never, { address: to, role: AccountRole.WRITABLE }],
     data,
   };
 }
@@ -60,7 +57,13 @@ export interface SignedTx {
 }
 
 /** Signs `instructions` paid by `payer` over `blockhash` (version 0 or legacy). */
-export async function signTx(payer: KeyPairSigner, instructions: Instruction[], blockhash: string, lastValidBlockHeight: bigint, version: 0 | 'legacy' = 0): Promise<SignedTx> {
+export async function signTx(
+  payer: KeyPairSigner,
+  instructions: Instruction[],
+  blockhash: string,
+  lastValidBlockHeight: bigint,
+  version: 0 | 'legacy' = 0,
+): Promise<SignedTx> {
   const msg = pipe(
     createTransactionMessage({ version }),
     (m) => setTransactionMessageFeePayerSigner(payer, m),

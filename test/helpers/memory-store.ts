@@ -207,5 +207,14 @@ export class MemoryStore implements Store {
 }
 
 function strip(t: ApiToken & { hash: Buffer }): ApiToken {
-  return { id: t.id, accountId: t.accountId, stackId: t.stackId, prefix: t.prefix, label: t.label, active: t.active, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt };
+  return {
+    id: t.id,
+    accountId: t.accountId,
+    stackId: t.stackId,
+    prefix: t.prefix,
+    label: t.label,
+    active: t.active,
+    createdAt: t.createdAt,
+    lastUsedAt: t.lastUsedAt,
+  };
 }

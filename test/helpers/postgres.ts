@@ -57,7 +57,6 @@ export function postgresSkipReason(): string | false {
   return false;
 }
 
-
 /** Starts a cluster; rejects (having cleaned up) when it cannot. */
 export async function startPostgres(): Promise<Postgres> {
   const bin = postgresBinDir();

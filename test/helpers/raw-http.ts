@@ -132,7 +132,15 @@ export class RawConnection {
 
 /** A POST whose body has a Content-Length; `headers` are extra raw lines. */
 export function rawPost(path: string, body: string, headers: string[] = [], version = 'HTTP/1.1'): string {
-  return [`POST ${path} ${version}`, 'Host: 127.0.0.1', 'Content-Type: application/json', ...headers, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n');
+  return [
+    `POST ${path} ${version}`,
+    'Host: 127.0.0.1',
+    'Content-Type: application/json',
+    ...headers,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    '',
+    body,
+  ].join('\r\n');
 }
 
 /** The head of a chunked POST (`headers`: extra raw lines); the chunks follow. */

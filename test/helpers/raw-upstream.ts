@@ -265,7 +265,15 @@ class Raw implements RawUpstream {
 
   /** The `ok` body: one answer, or an array with one answer per (non-notification) element. */
   private answer(json: unknown): string {
-    if (Array.isArray(json)) return '[' + json.map((c) => this.one(c)).filter((s) => s !== null).join(',') + ']';
+    if (Array.isArray(json))
+      return (
+        '[' +
+        json
+          .map((c) => this.one(c))
+          .filter((s) => s !== null)
+          .join(',') +
+        ']'
+      );
     return this.one(json) ?? `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":null}`;
   }
 }

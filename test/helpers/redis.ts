@@ -21,7 +21,6 @@ export function skipWithoutRedis(): string | false {
   return findRedisServer() === null ? 'redis-server not installed (apt-get install redis-server)' : false;
 }
 
-
 export class RedisServer {
   private child: ChildProcess | null = null;
 
@@ -50,7 +49,9 @@ export class RedisServer {
   /** (Re)starts it on the same port, empty. */
   async restart(): Promise<void> {
     if (this.child !== null) return;
-    const child = spawn(this.bin, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(this.bin, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     let out = '';
     await new Promise<void>((resolve, reject) => {

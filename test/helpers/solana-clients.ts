@@ -96,7 +96,10 @@ export async function checkWeb3OnSlotChange(httpUrl: string, t: Test, wsEndpoint
     t.ok(closed, 'web3.js unsubscribed and closed its idle WebSocket');
   }
   checkSlotInfos(t, infos, 'web3.js onSlotChange');
-  t.ok(infos.every((i) => typeof i.slot === 'number' && typeof i.parent === 'number' && typeof i.root === 'number'), 'numbers');
+  t.ok(
+    infos.every((i) => typeof i.slot === 'number' && typeof i.parent === 'number' && typeof i.root === 'number'),
+    'numbers',
+  );
 
   const slot = await conn.getSlot();
   t.ok(Number.isInteger(slot) && slot >= infos[0]!.slot, `web3.js getSlot ${slot}`);
@@ -169,7 +172,10 @@ export async function checkKitSlotNotifications(wsUrl: string, httpUrl: string, 
     ac.abort();
   }
   checkSlotInfos(t, got, 'kit slotNotifications');
-  t.ok(got.every((n) => typeof n.slot === 'bigint' && typeof n.parent === 'bigint' && typeof n.root === 'bigint'), 'bigints');
+  t.ok(
+    got.every((n) => typeof n.slot === 'bigint' && typeof n.parent === 'bigint' && typeof n.root === 'bigint'),
+    'bigints',
+  );
 
   const rpc = createSolanaRpc(httpUrl);
   const slot = await rpc.getSlot().send();
@@ -194,7 +200,9 @@ export async function checkKitRootAndAccount(wsUrl: string, t: Test): Promise<vo
   const accounts: { slot: bigint; lamports: bigint; rentEpoch: unknown; data: readonly [string, string]; space: bigint }[] = [];
   try {
     const rootIt = await subs.rootNotifications().subscribe({ abortSignal: ac.signal });
-    const acctIt = await subs.accountNotifications(address(CHECK_ACCOUNT), { encoding: 'base64', commitment: 'confirmed' }).subscribe({ abortSignal: ac.signal });
+    const acctIt = await subs
+      .accountNotifications(address(CHECK_ACCOUNT), { encoding: 'base64', commitment: 'confirmed' })
+      .subscribe({ abortSignal: ac.signal });
     await Promise.all([
       (async () => {
         for await (const r of rootIt) {

@@ -171,10 +171,24 @@ t.test('usage through the gateway lands in the store exactly', async (t) => {
     ],
     'per method',
   );
-  t.ok(an.methods.every((m) => m.p50 !== null && m.p50 > 0 && m.p99! >= m.p50), 'latency recorded for every method');
-  t.equal(an.series.reduce((x, s) => x + s.calls, 0), calls, 'series adds up');
+  t.ok(
+    an.methods.every((m) => m.p50 !== null && m.p50 > 0 && m.p99! >= m.p50),
+    'latency recorded for every method',
+  );
+  t.equal(
+    an.series.reduce((x, s) => x + s.calls, 0),
+    calls,
+    'series adds up',
+  );
   const onlyB = await store.analytics(account.id, stack.id, '1h', now, b.record.id);
-  t.same(onlyB.methods.map((m) => [m.method, m.calls]), [['getHealth', 2], ['getSlot', 1]], 'token filter');
+  t.same(
+    onlyB.methods.map((m) => [m.method, m.calls]),
+    [
+      ['getHealth', 2],
+      ['getSlot', 1],
+    ],
+    'token filter',
+  );
   t.ok((await store.tokenById(account.id, a.record.id))!.lastUsedAt! >= now - 10_000, 'last use recorded');
 
   // WebSocket frames count as calls too.

@@ -69,7 +69,6 @@ function count(list: string[], id: string): number {
   return list.filter((x) => x === id).length;
 }
 
-
 async function withAdmin(t: Test, sims: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
   const h = await startHarness({ sims: [{}, {}], ...sims, admin: true, config: { admin: { token: ADMIN }, ...(sims.config ?? {}) } });
   t.teardown(() => h.close());
@@ -168,7 +167,29 @@ t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {
     ['n0', 'n1'],
   );
   for (const n of nodes) {
-    t.same(Object.keys(n).sort(), ['chain', 'drained', 'ewmaMs', 'failures', 'highWaterSlot', 'id', 'inflight', 'lag', 'lastError', 'latency', 'requests', 'routable', 'rps', 'slot', 'state', 'url', 'weight'].sort(), 'fields');
+    t.same(
+      Object.keys(n).sort(),
+      [
+        'chain',
+        'drained',
+        'ewmaMs',
+        'failures',
+        'highWaterSlot',
+        'id',
+        'inflight',
+        'lag',
+        'lastError',
+        'latency',
+        'requests',
+        'routable',
+        'rps',
+        'slot',
+        'state',
+        'url',
+        'weight',
+      ].sort(),
+      'fields',
+    );
     t.equal(n.url, h.sims.find((s) => s.id === n.id)!.url);
     t.equal(n.state, 'healthy');
     t.equal(n.weight, 1);
@@ -286,7 +307,8 @@ t.test('/metrics: Prometheus text with request, node and process metrics', async
   t.equal(r.status, 200);
   t.match(r.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
   const text = r.text;
-  const line = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*")*\})? (-?[0-9.]+(e[+-]?[0-9]+)?|NaN|\+Inf|-Inf)$/;
+  const line =
+    /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:\\.|[^"\\])*")*\})? (-?[0-9.]+(e[+-]?[0-9]+)?|NaN|\+Inf|-Inf)$/;
   const bad = text.split('\n').filter((l) => l !== '' && !l.startsWith('# HELP ') && !l.startsWith('# TYPE ') && !line.test(l));
   t.same(bad, [], 'every line is a comment or a sample');
   t.match(text, /^# TYPE jumpgate_requests_total counter$/m);
@@ -383,7 +405,14 @@ async function fileGateway(t: Test, lines: string[]): Promise<FileGateway> {
 
 // Inline data plane: these tests read the pool's own in-flight counts (workers report them once
 // a second); reload through workers is tested in workers.test.ts.
-const BASE = ['rpc: { port: 0, wsPort: 0, workers: 0 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'offload: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`];
+const BASE = [
+  'rpc: { port: 0, wsPort: 0, workers: 0 }',
+  'console: { port: 0 }',
+  "store: { url: 'sqlite://:memory:' }",
+  'offload: { threads: 0 }',
+  'log: { level: silent }',
+  `admin: { port: 0, token: ${ADMIN} }`,
+];
 
 async function sims(t: Test, n: number): Promise<SimNode[]> {
   const list = await Promise.all(Array.from({ length: n }, (_, i) => startSim({ id: `n${i}`, port: 0, synthetic: true })));
@@ -394,7 +423,11 @@ async function sims(t: Test, n: number): Promise<SimNode[]> {
 t.test('reload applies weights, tokens, limits and node changes; a bad file changes nothing', async (t) => {
   const [s0, s1, s2] = await sims(t, 3);
   const nodes = (spec: string[]): string => `nodes: [${spec.join(', ')}]`;
-  const f = await fileGateway(t, [...BASE, nodes([`{ id: n0, url: "${s0!.url}" }`, `{ id: n1, url: "${s1!.url}" }`]), `tokens: [{ token: ${TOKEN}, stack: t }]`]);
+  const f = await fileGateway(t, [
+    ...BASE,
+    nodes([`{ id: n0, url: "${s0!.url}" }`, `{ id: n1, url: "${s1!.url}" }`]),
+    `tokens: [{ token: ${TOKEN}, stack: t }]`,
+  ]);
   t.equal((await f.call('getSlot')).status, 200);
   t.equal((await f.call('getSlot', NEW_TOKEN)).status, 401, 'the new token is unknown before the reload');
 
@@ -404,13 +437,15 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
   t.equal(same.json.changed, false);
 
   // Weight, token and limits changes.
-  f.write([
-    ...BASE,
-    nodes([`{ id: n0, url: "${s0!.url}" }`, `{ id: n1, url: "${s1!.url}", weight: 0 }`]),
-    `tokens: [{ token: ${NEW_TOKEN}, stack: t }]`,
-    'limits: { maxBatch: 2 }',
-    'rpc: { port: 0, wsPort: 0, workers: 0, host: 127.0.0.2 }',
-  ].filter((l) => !l.startsWith('rpc: { port: 0, wsPort: 0, workers: 0 }')));
+  f.write(
+    [
+      ...BASE,
+      nodes([`{ id: n0, url: "${s0!.url}" }`, `{ id: n1, url: "${s1!.url}", weight: 0 }`]),
+      `tokens: [{ token: ${NEW_TOKEN}, stack: t }]`,
+      'limits: { maxBatch: 2 }',
+      'rpc: { port: 0, wsPort: 0, workers: 0, host: 127.0.0.2 }',
+    ].filter((l) => !l.startsWith('rpc: { port: 0, wsPort: 0, workers: 0 }')),
+  );
   // A node drained by the file is reported like a PATCHed one (the WebSocket hub listens).
   const unusable: string[] = [];
   f.gw.pool.unusableListeners.push((n) => unusable.push(n.id));
@@ -485,7 +520,12 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
 t.test('reload removes a node only after its in-flight requests finish', async (t) => {
   const [s0, s1] = await sims(t, 2);
   // One request per connection: see 'draining a node does not drop its in-flight requests'.
-  const f = await fileGateway(t, [...BASE, `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: 0 }]`, `tokens: [{ token: ${TOKEN}, stack: t }]`, 'upstream: { pipelining: 1 }']);
+  const f = await fileGateway(t, [
+    ...BASE,
+    `nodes: [{ id: n0, url: "${s0!.url}" }, { id: n1, url: "${s1!.url}", weight: 0 }]`,
+    `tokens: [{ token: ${TOKEN}, stack: t }]`,
+    'upstream: { pipelining: 1 }',
+  ]);
   s0!.set({ latencyMs: [400, 500] });
   const inflight = Array.from({ length: 8 }, () => f.call('getIdentity'));
   await eventually('eight requests in flight at n0', () => f.gw.pool.byId('n0')!.inflight === 8);
@@ -570,7 +610,13 @@ t.test('CLI: nodes, set-weight, drain, undrain, reload against a running gateway
   const port = await freePort();
   const down = await run(['nodes', '--admin', `http://127.0.0.1:${port}`]);
   t.equal(down.code, 1);
-  t.match(down.out, new RegExp(`^jumpgate nodes: admin API not reachable at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is jumpgate running with admin\\.port set\\?$`, 'm'));
+  t.match(
+    down.out,
+    new RegExp(
+      `^jumpgate nodes: admin API not reachable at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\); is jumpgate running with admin\\.port set\\?$`,
+      'm',
+    ),
+  );
   const reload = await run(['reload', ...base]);
   t.equal(reload.code, 1);
   t.match(reload.out, /jumpgate reload: admin API: HTTP 409: nothing to reload/);
@@ -597,7 +643,11 @@ t.test('CLI: SIGHUP and `jumpgate reload` re-read the file of a running gateway'
   const [, rpcPort] = await p.waitFor(/"port":(\d+).*rpc listening/);
   await p.waitFor(/admin listening/);
   const rpc = (token: string): Promise<number> =>
-    fetch(`http://127.0.0.1:${rpcPort}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}' }).then((r) => r.status);
+    fetch(`http://127.0.0.1:${rpcPort}/api-token/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"getSlot"}',
+    }).then((r) => r.status);
   t.equal(await rpc(TOKEN), 200);
   t.equal(await rpc(NEW_TOKEN), 401);
 

@@ -29,7 +29,11 @@ interface Answer {
 
 /** One request over its own connection, the header lines given as bytes; resolves when the server closes. */
 function send(port: number, head: string, lines: Buffer[], body: string): Promise<string> {
-  const bytes = Buffer.concat([Buffer.from(head, 'latin1'), ...lines.map((l) => Buffer.concat([l, Buffer.from('\r\n')])), Buffer.from(`Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)]);
+  const bytes = Buffer.concat([
+    Buffer.from(head, 'latin1'),
+    ...lines.map((l) => Buffer.concat([l, Buffer.from('\r\n')])),
+    Buffer.from(`Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`),
+  ]);
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1', () => sock.write(bytes));
     const chunks: Buffer[] = [];
@@ -89,7 +93,9 @@ t.test('what uWS.js hands over for header bytes from 0x80', async (t) => {
     seen.push({ header: req.getHeader('x-k'), each });
     res.end('ok');
   });
-  const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen('127.0.0.1', 0, (s) => (s === false ? reject(new Error('cannot listen')) : resolve(s))));
+  const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (s) => (s === false ? reject(new Error('cannot listen')) : resolve(s))),
+  );
   t.teardown(() => uWS.us_listen_socket_close(ls));
   const port = uWS.us_socket_local_port(ls);
   const probe = async (value: Buffer): Promise<{ header: string; each: string }> => {
@@ -166,7 +172,8 @@ t.test('40 bytes are a key, 41 are not', async (t) => {
   const over = ['k'.repeat(41), 'a' + 'é'.repeat(19) + 'bc', 'a' + '漢'.repeat(13) + 'b', 'a' + '😀'.repeat(9) + 'bcde'];
   for (const key of over) {
     t.equal(Buffer.byteLength(key), 41);
-    for (const mode of ['key', 'default']) refused(t, await post(h, Buffer.from(key), mode), /^affinity key is 41 bytes; at most 40 are allowed$/, `41 bytes (${mode}): ${key}`);
+    for (const mode of ['key', 'default'])
+      refused(t, await post(h, Buffer.from(key), mode), /^affinity key is 41 bytes; at most 40 are allowed$/, `41 bytes (${mode}): ${key}`);
   }
 });
 

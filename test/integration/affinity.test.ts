@@ -11,11 +11,24 @@ import { startTcpProxy } from '../helpers/tcp-proxy.js';
 const IDENTITY = '{"jsonrpc":"2.0","id":1,"method":"getIdentity"}';
 
 /** POST from a chosen local address; resolves with status, headers and body. */
-function postFrom(h: Harness, localAddress: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; node: string; text: string; headers: Record<string, string | string[] | undefined> }> {
+function postFrom(
+  h: Harness,
+  localAddress: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; node: string; text: string; headers: Record<string, string | string[] | undefined> }> {
   const u = new URL(h.url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: u.hostname, port: u.port, path: `/api-token/${TOKEN}`, method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/json', ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: `/api-token/${TOKEN}`,
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: { 'content-type': 'application/json', ...headers },
+      },
       (res) => {
         let text = '';
         res.on('data', (d: Buffer) => (text += d.toString()));
@@ -107,7 +120,11 @@ t.test('a key fails over to a fixed fallback while its node is down, then return
     await proxy.close();
     await mid.close();
   });
-  const h = await startHarness({ sims: [{}, {}], extraNodes: [{ id: 'mid', url: proxy.url }], config: { health: { intervalMs: 100, ejectBackoffMs: 100, ejectBackoffMaxMs: 200 } } });
+  const h = await startHarness({
+    sims: [{}, {}],
+    extraNodes: [{ id: 'mid', url: proxy.url }],
+    config: { health: { intervalMs: 100, ejectBackoffMs: 100, ejectBackoffMaxMs: 200 } },
+  });
   t.teardown(() => h.close());
   const keys = Array.from({ length: 300 }, (_, i) => `acct-${i}`);
   const home = new Map<string, string>();
@@ -122,7 +139,7 @@ t.test('a key fails over to a fixed fallback while its node is down, then return
       if (during.get(k) !== 'mid') moved++;
     } else if (during.get(k) !== home.get(k)) t.fail(`${k} moved from ${home.get(k)} to ${during.get(k)}`);
   }
-  t.equal(moved, [...home.values()].filter((n) => n === 'mid').length, "every key of the dead node moved, no other key did");
+  t.equal(moved, [...home.values()].filter((n) => n === 'mid').length, 'every key of the dead node moved, no other key did');
   // The fallback is deterministic: asking again gives the same node.
   for (const k of keys.filter((k) => home.get(k) === 'mid').slice(0, 20)) t.equal(await identityFor(h, keyHeaders(k)), during.get(k));
   await proxy.start();
@@ -141,7 +158,10 @@ t.test('state-bound methods get IP affinity automatically in default mode', asyn
   const nodes = new Set<string>();
   for (let i = 0; i < 30; i++) nodes.add((await postFrom(h, '127.0.5.5', body)).node);
   t.equal(nodes.size, 1, 'every getLatestBlockhash from one IP hits one node');
-  const batch = JSON.stringify([...Array.from({ length: 60 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })), { jsonrpc: '2.0', id: 99, method: 'sendTransaction', params: ['AQID'] }]);
+  const batch = JSON.stringify([
+    ...Array.from({ length: 60 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getSlot' })),
+    { jsonrpc: '2.0', id: 99, method: 'sendTransaction', params: ['AQID'] },
+  ]);
   const r = await postFrom(h, '127.0.5.5', batch);
   t.equal(r.node, [...nodes][0], 'a batch with sendTransaction goes whole to the IP node');
   const plain = new Set<string>();
@@ -194,7 +214,11 @@ for (const plane of PLANES) {
   });
 
   t.test(`${plane.name}: per-token and per-method limits`, async (t) => {
-    const h = await startHarness({ workers: plane.workers, sims: [{}], config: { rateLimits: { token: { rate: 5, burst: 30 }, methods: { getBalance: { rate: 1, burst: 3 } } } } });
+    const h = await startHarness({
+      workers: plane.workers,
+      sims: [{}],
+      config: { rateLimits: { token: { rate: 5, burst: 30 }, methods: { getBalance: { rate: 1, burst: 3 } } } },
+    });
     t.teardown(() => h.close());
     const bal = '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["11111111111111111111111111111111"]}';
     const b = await Promise.all(Array.from({ length: 6 }, () => h.post(bal)));

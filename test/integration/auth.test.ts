@@ -145,7 +145,11 @@ t.test('CORS preflight: OPTIONS on any path is 204 without auth', async (t) => {
   for (const path of ['/', `/api-token/${TOKEN}`, '/api-token/not-a-real-token-000000', '/anything/else', '/api-key/']) {
     const r = await fetch(h.url + path, {
       method: 'OPTIONS',
-      headers: { origin: 'https://dapp.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-service-api-token' },
+      headers: {
+        origin: 'https://dapp.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-service-api-token',
+      },
     });
     t.equal(r.status, 204, path);
     t.equal(r.headers.get('access-control-allow-origin'), '*', path);
@@ -156,7 +160,8 @@ t.test('CORS preflight: OPTIONS on any path is 204 without auth', async (t) => {
   const bare = await fetch(h.url + '/', { method: 'OPTIONS', headers: { origin: 'https://dapp.example' } });
   t.equal(bare.status, 204);
   const allowed = (bare.headers.get('access-control-allow-headers') ?? '').toLowerCase();
-  for (const name of ['content-type', 'x-service-api-token', 'x-service-api-key', 'x-service-affinity', 'x-service-affinity-key']) t.ok(allowed.includes(name), `default allow list has ${name}`);
+  for (const name of ['content-type', 'x-service-api-token', 'x-service-api-key', 'x-service-affinity', 'x-service-affinity-key'])
+    t.ok(allowed.includes(name), `default allow list has ${name}`);
 
   const answer = await post(h, `/api-token/${TOKEN}`, { origin: 'https://dapp.example' });
   t.equal(answer.headers.get('access-control-allow-origin'), '*', 'answers carry the CORS header too');

@@ -69,5 +69,5 @@ t.test('large node answers (16-128 KB) in reused buffers never mix requests', as
       } else checked++;
     });
   }
-  t.equal(checked, 180, 'every answer of 16-128 KB is its own request\'s');
+  t.equal(checked, 180, "every answer of 16-128 KB is its own request's");
 });

@@ -36,7 +36,7 @@ t.test('each node gets the transaction exactly once; the answer names the node t
   t.same([...tried].sort(), ['b0', 'b1', 'b2'], 'all three nodes asked');
   const node = r.headers.get('x-service-node')!;
   t.ok(tried.includes(node));
-  t.equal(r.text, `{"jsonrpc":"2.0","result":"${node}","id":77}`, 'the answering node\'s bytes as they came');
+  t.equal(r.text, `{"jsonrpc":"2.0","result":"${node}","id":77}`, "the answering node's bytes as they came");
   await settled(h);
   t.same(
     nodes.map((n) => n.count('sendTransaction')),
@@ -78,8 +78,10 @@ t.test('the first success wins: a fast node answers while the chosen one is slow
   );
 });
 
-t.test('no node gives a result: the first node\'s error answer, unchanged, even when it comes last', async (t) => {
-  const err = (name: string, delayMs: number): Script => (_m, id) => ({ delayMs, body: `{"jsonrpc":"2.0","error":{"code":-32002,"message":"rejected by ${name}"},"id":${id}}` });
+t.test("no node gives a result: the first node's error answer, unchanged, even when it comes last", async (t) => {
+  const err =
+    (name: string, delayMs: number): Script =>
+    (_m, id) => ({ delayMs, body: `{"jsonrpc":"2.0","error":{"code":-32002,"message":"rejected by ${name}"},"id":${id}}` });
   const { h, nodes } = await setup(t, [err('b0', 0), err('b1', 0), err('b2', 0)]);
   const first = (await h.post(TX)).headers.get('x-service-nodes-tried')!.split(',')[0]!;
   await settled(h);
@@ -91,7 +93,7 @@ t.test('no node gives a result: the first node\'s error answer, unchanged, even 
   t.equal(r.headers.get('x-service-node'), first);
 });
 
-t.test('no node answers: 7502 with every node\'s reason; nothing is retried', async (t) => {
+t.test("no node answers: 7502 with every node's reason; nothing is retried", async (t) => {
   const fail: Script = () => ({ status: 500, body: 'Internal Server Error' });
   const { h, nodes } = await setup(t, [fail, fail, fail]);
   const r = await h.post(TX);

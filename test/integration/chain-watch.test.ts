@@ -44,7 +44,7 @@ for (const stream of [true, false]) {
     t.ok(view.slot(Commitment.Finalized) <= view.slot(Commitment.Processed), 'finalized is never ahead of processed');
     // Polled several times a slot, so the hash a client is handed now is in the book within a poll.
     const hash = base58.encode(await latestBlockhash(sim.url));
-    await eventually('the node\'s latest blockhash in the book', () => book.slotOf(new Uint8Array(hash), 0) >= 0);
+    await eventually("the node's latest blockhash in the book", () => book.slotOf(new Uint8Array(hash), 0) >= 0);
     t.ok(book.slotOf(new Uint8Array(hash), 0) <= view.slot(Commitment.Processed), 'its slot is one the node has processed');
   });
 }

@@ -32,21 +32,48 @@ function run(args: string[], input?: string, env: NodeJS.ProcessEnv = {}): Promi
 
 /** Each command line asking for help, and what its text must list. */
 const HELPS: [string[], RegExp[]][] = [
-  [['start', '--help'], [/^usage: jumpgate start/, /--config FILE/, /--port N/, /default: rpc\.port of the config \(8899\)/, /--workers N\|auto/, /--data DIR .*default: \.\/data/]],
+  [
+    ['start', '--help'],
+    [/^usage: jumpgate start/, /--config FILE/, /--port N/, /default: rpc\.port of the config \(8899\)/, /--workers N\|auto/, /--data DIR .*default: \.\/data/],
+  ],
   [['bench', '--help'], [/--url/]],
-  [['tokens', '--help'], [/^usage: jumpgate tokens/, /create --stack NAME/, /--store URL/, /default: sqlite:\/\/\.\/data\/jumpgate\.db/]],
-  [['tokens', 'create', '--help'], [/^usage: jumpgate tokens create --stack NAME/, /--label L/, /--account EMAIL/, /--config FILE/]],
-  [['tokens', 'list', '-h'], [/^usage: jumpgate tokens list/, /--stack NAME .*default: all stacks/]],
+  [
+    ['tokens', '--help'],
+    [/^usage: jumpgate tokens/, /create --stack NAME/, /--store URL/, /default: sqlite:\/\/\.\/data\/jumpgate\.db/],
+  ],
+  [
+    ['tokens', 'create', '--help'],
+    [/^usage: jumpgate tokens create --stack NAME/, /--label L/, /--account EMAIL/, /--config FILE/],
+  ],
+  [
+    ['tokens', 'list', '-h'],
+    [/^usage: jumpgate tokens list/, /--stack NAME .*default: all stacks/],
+  ],
   [['tokens', 'revoke', '--help'], [/^usage: jumpgate tokens revoke ID/]],
   [['accounts', '--help'], [/^usage: jumpgate accounts create --email E/]],
-  [['accounts', 'create', '--help'], [/^usage: jumpgate accounts create --email E/, /--password-stdin/, /default: ask for it/, /--store URL/]],
-  [['nodes', '--help'], [/^usage: jumpgate nodes/, /--admin URL .*default: \$JUMPGATE_ADMIN_URL or http:\/\/127\.0\.0\.1:9464/, /--token T/]],
-  [['nodes', 'list', '--help'], [/^usage: jumpgate nodes \[list\]/, /--json/]],
+  [
+    ['accounts', 'create', '--help'],
+    [/^usage: jumpgate accounts create --email E/, /--password-stdin/, /default: ask for it/, /--store URL/],
+  ],
+  [
+    ['nodes', '--help'],
+    [/^usage: jumpgate nodes/, /--admin URL .*default: \$JUMPGATE_ADMIN_URL or http:\/\/127\.0\.0\.1:9464/, /--token T/],
+  ],
+  [
+    ['nodes', 'list', '--help'],
+    [/^usage: jumpgate nodes \[list\]/, /--json/],
+  ],
   [['nodes', 'set-weight', '--help'], [/^usage: jumpgate nodes set-weight ID WEIGHT/]],
   [['nodes', 'drain', '--help'], [/^usage: jumpgate nodes drain ID/]],
   [['nodes', 'undrain', '--help'], [/^usage: jumpgate nodes undrain ID/]],
-  [['reload', '--help'], [/^usage: jumpgate reload/, /--admin URL/]],
-  [['ws', '--help'], [/^usage: jumpgate ws URL/, /--count N .*default: run until Ctrl-C/]],
+  [
+    ['reload', '--help'],
+    [/^usage: jumpgate reload/, /--admin URL/],
+  ],
+  [
+    ['ws', '--help'],
+    [/^usage: jumpgate ws URL/, /--count N .*default: run until Ctrl-C/],
+  ],
   [['--help'], [/^usage: jumpgate <command>/, /accounts create --email E/, /--help shows a command's options/]],
 ];
 

@@ -25,10 +25,17 @@ t.test('demo: printed curl returns a slot; wrong token is 401 with code 7401', a
   const json = (await ok.json()) as { result: number };
   t.type(json.result, 'number');
   t.ok(json.result > 300_000_000, 'a plausible slot');
-  const bad = await fetch(url!.replace(/api-token\/.*/, 'api-token/wrong-token-0000000000'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT });
+  const bad = await fetch(url!.replace(/api-token\/.*/, 'api-token/wrong-token-0000000000'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: GET_SLOT,
+  });
   t.equal(bad.status, 401);
   t.equal(((await bad.json()) as { error: { code: number } }).error.code, 7401);
-  const logLines = p.out().split('\n').filter((l) => l.startsWith('{'));
+  const logLines = p
+    .out()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   t.ok(logLines.length > 0, 'structured JSON log lines');
   t.notMatch(logLines.join('\n'), /wrong-token-0000000000/, 'the presented token is not logged');
   // The demo token is kept: a restart prints the same one.
@@ -70,7 +77,11 @@ t.test('SIGTERM: stop accepting, finish in-flight requests, exit 0', async (t) =
   await eventually('the 20 requests to reach the node', () => clientCalls() >= 20);
   p.child.kill('SIGTERM');
   const answers = await Promise.all(inflight);
-  t.same(answers.map((r) => r.status), Array(20).fill(200), 'all in-flight requests answered');
+  t.same(
+    answers.map((r) => r.status),
+    Array(20).fill(200),
+    'all in-flight requests answered',
+  );
   for (const r of answers) t.type(((await r.json()) as { result: unknown }).result, 'number');
   t.equal(await p.exited, 0, 'exit code 0');
   await t.rejects(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }), 'no longer accepting');
@@ -127,7 +138,10 @@ t.test('demo: the printed WS URL streams slots, and dropping the serving node do
   t.equal(drop.status, 200);
   const before = c.frames.filter((f) => f.method === 'slotNotification').length;
   await c.collect((f) => f.method === 'slotNotification', before + 3, 8000);
-  t.ok(c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id), 'same subscription id after the failover');
+  t.ok(
+    c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id),
+    'same subscription id after the failover',
+  );
   await eventually(`the subscription moved off ${serving} in the admin view`, async () => {
     const after = (await (await fetch(`${admin}/admin/ws`, { headers: auth })).json()) as { upstreamSubscriptions: Record<string, number> };
     return !(serving in after.upstreamSubscriptions && after.upstreamSubscriptions[serving]! > 0);
@@ -140,7 +154,18 @@ t.test('SIGTERM writes the usage counted so far: nothing is lost', async (t) => 
   t.teardown(() => sim.close());
   const { dir, dbUrl, account, stack, token, record } = await seedStore('jg-usage-');
   const cfg = join(dir, 'jumpgate.yaml');
-  writeFileSync(cfg, ['rpc: { port: 0, wsPort: 0 }', 'console: { port: 0 }', 'admin: { port: 0 }', 'offload: { threads: 0 }', 'shutdown: { readyDelayMs: 0 }', `store: { url: "${dbUrl}" }`, `nodes: [{ id: n, url: "${sim.url}" }]`].join('\n'));
+  writeFileSync(
+    cfg,
+    [
+      'rpc: { port: 0, wsPort: 0 }',
+      'console: { port: 0 }',
+      'admin: { port: 0 }',
+      'offload: { threads: 0 }',
+      'shutdown: { readyDelayMs: 0 }',
+      `store: { url: "${dbUrl}" }`,
+      `nodes: [{ id: n, url: "${sim.url}" }]`,
+    ].join('\n'),
+  );
   const p = runCli(['start', '--config', cfg]);
   t.teardown(() => p.child.kill('SIGKILL'));
   const [, port] = await p.waitFor(/"port":(\d+)/);

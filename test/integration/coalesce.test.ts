@@ -18,7 +18,8 @@ async function setup(t: { teardown(fn: () => unknown): void }, coalesce: Record<
   return h;
 }
 
-const body = (id: string, method = 'getLatestBlockhash', params = '[{"commitment":"confirmed"}]') => `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
+const body = (id: string, method = 'getLatestBlockhash', params = '[{"commitment":"confirmed"}]') =>
+  `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`;
 const upstream = (h: Harness, method: string) => h.sims[0]!.stats.byMethod.get(method) ?? 0;
 
 t.test('identical concurrent calls: one upstream call; each caller gets its own id bytes, the result as the node wrote it', async (t) => {
@@ -44,7 +45,13 @@ t.test('identical concurrent calls: one upstream call; each caller gets its own 
 
 t.test('different params, or another method, are separate calls', async (t) => {
   const h = await setup(t, { methods: ['getLatestBlockhash', 'getBalance'], windowMs: 1000 });
-  await Promise.all([h.post(body('1')), h.post(body('2', 'getLatestBlockhash', '[{"commitment":"finalized"}]')), h.post(body('3', 'getLatestBlockhash', '[]')), h.post(body('4', 'getBalance', '["Acc1"]')), h.post(body('5', 'getBalance', '["Acc2"]'))]);
+  await Promise.all([
+    h.post(body('1')),
+    h.post(body('2', 'getLatestBlockhash', '[{"commitment":"finalized"}]')),
+    h.post(body('3', 'getLatestBlockhash', '[]')),
+    h.post(body('4', 'getBalance', '["Acc1"]')),
+    h.post(body('5', 'getBalance', '["Acc2"]')),
+  ]);
   t.equal(upstream(h, 'getLatestBlockhash'), 3);
   t.equal(upstream(h, 'getBalance'), 2);
 });
@@ -101,7 +108,12 @@ t.test('rpc.workers 2: coalescing is per worker, each caller still gets its own 
   const n = upstream(h, 'getLatestBlockhash');
   t.ok(n >= 1 && n <= 2, `at most one upstream call per worker: ${n}`);
   // Each worker reports its joins once a second; the control plane's exporter adds them up.
-  await eventually('joins reported by the workers', async () => /jumpgate_coalesced_joins_total (\d+)\n/.exec(await h.gw.metrics.text())?.[1] === String(ids.length - n), 5000, 100);
+  await eventually(
+    'joins reported by the workers',
+    async () => /jumpgate_coalesced_joins_total (\d+)\n/.exec(await h.gw.metrics.text())?.[1] === String(ids.length - n),
+    5000,
+    100,
+  );
 });
 
 /** One HTTP/1.1 POST per socket, all written in one go; resolves with each answer's body. */
@@ -125,7 +137,9 @@ async function burst(h: Harness, sockets: Socket[], bodies: string[]): Promise<s
   );
   for (let i = 0; i < sockets.length; i++) {
     const b = bodies[i]!;
-    sockets[i]!.write(`POST /api-token/${TOKEN} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`);
+    sockets[i]!.write(
+      `POST /api-token/${TOKEN} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`,
+    );
   }
   return Promise.all(answers);
 }
@@ -133,7 +147,15 @@ async function burst(h: Harness, sockets: Socket[], bodies: string[]): Promise<s
 t.test('windowMs 0: calls that arrive before the first is written share it', async (t) => {
   const h = await setup(t, { methods: ['getBlockHeight'], windowMs: 0 });
   const port = Number(new URL(h.url).port);
-  const sockets = await Promise.all(Array.from({ length: 20 }, () => new Promise<Socket>((resolve) => { const so = connect(port, '127.0.0.1', () => resolve(so)); })));
+  const sockets = await Promise.all(
+    Array.from(
+      { length: 20 },
+      () =>
+        new Promise<Socket>((resolve) => {
+          const so = connect(port, '127.0.0.1', () => resolve(so));
+        }),
+    ),
+  );
   t.teardown(() => sockets.forEach((so) => so.destroy()));
   // Requests read in one event-loop turn reach the gateway before its upstream write (end of
   // the turn); on a busy machine a burst may spread over turns, so a few bursts are allowed.
@@ -142,7 +164,11 @@ t.test('windowMs 0: calls that arrive before the first is written share it', asy
   for (let round = 0; round < 5; round++) {
     const before = upstream(h, 'getBlockHeight');
     const ids = sockets.map((_, i) => String(round * 100 + i));
-    const answers = await burst(h, sockets, ids.map((id) => body(id, 'getBlockHeight', '[]')));
+    const answers = await burst(
+      h,
+      sockets,
+      ids.map((id) => body(id, 'getBlockHeight', '[]')),
+    );
     for (let i = 0; i < ids.length; i++) t.ok(answers[i]!.endsWith(`"id":${ids[i]}}`), `caller ${ids[i]}: own id`);
     calls += ids.length;
     upstreamAll += upstream(h, 'getBlockHeight') - before;

@@ -35,7 +35,11 @@ class Client {
     readonly ip = '127.0.0.1',
   ) {}
 
-  send(method: string, path: string, opts: { body?: unknown; raw?: string; type?: string; csrf?: string | null; headers?: Record<string, string> } = {}): Promise<Answer> {
+  send(
+    method: string,
+    path: string,
+    opts: { body?: unknown; raw?: string; type?: string; csrf?: string | null; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
     const url = new URL(path, this.base);
     const headers: Record<string, string> = { ...opts.headers };
     let payload: string | undefined;
@@ -427,7 +431,10 @@ for (const [kind, open] of stores) {
       t.equal(o.json.bytes24h, 100 * 3 + 50 * 3 + 10 * 3);
       t.equal(o.json.activeTokens, 2);
       t.equal(o.json.daily.length, 7);
-      t.equal(o.json.daily.reduce((n: number, d: any) => n + d.calls, 0), 21);
+      t.equal(
+        o.json.daily.reduce((n: number, d: any) => n + d.calls, 0),
+        21,
+      );
       t.equal(o.json.daily[6].calls, 10, 'today is last');
       t.same(o.json.endpoints, {
         http: `${HTTP}/api-token/<TOKEN>`,
@@ -447,14 +454,20 @@ for (const [kind, open] of stores) {
       t.match(byMethod.getSlot, { calls: 8, errors: 1 });
       t.match(byMethod.getBalance, { calls: 2, errors: 0 });
       t.ok('p50' in byMethod.getSlot && 'p99' in byMethod.getSlot);
-      t.equal(all.json.series.reduce((n: number, p: any) => n + p.calls, 0), 10);
+      t.equal(
+        all.json.series.reduce((n: number, p: any) => n + p.calls, 0),
+        10,
+      );
       t.ok(all.json.from < all.json.to);
 
       const one = await a.c.get(`${base}?window=1h&token=${second.id}`);
       t.equal(one.status, 200);
       t.equal(one.json.window, '1h');
       t.equal(one.json.tokenId, second.id);
-      t.same(one.json.methods.map((m: any) => [m.method, m.calls]), [['getSlot', 3]]);
+      t.same(
+        one.json.methods.map((m: any) => [m.method, m.calls]),
+        [['getSlot', 3]],
+      );
       const week = await a.c.get(`${base}?window=7d`);
       t.equal(week.json.methods.find((m: any) => m.method === 'getSlot').calls, 19);
 
@@ -491,7 +504,11 @@ for (const [kind, open] of stores) {
         t.equal(errorCode(r), 'not_found');
       }
       const bStacks = (await b.c.get('/api/v1/stacks')).json.stacks;
-      t.same(bStacks.map((s: any) => s.id), [b.stack.id], "B's list holds only B's stack");
+      t.same(
+        bStacks.map((s: any) => s.id),
+        [b.stack.id],
+        "B's list holds only B's stack",
+      );
       const aTokens = (await a.c.get(`${aStack}/tokens`)).json.tokens;
       t.equal(aTokens.length, 1, 'B created nothing in A');
       t.equal(aTokens[0].active, true, "A's token untouched");
@@ -519,9 +536,37 @@ for (const [kind, open] of stores) {
       const stack = (await c.send('POST', '/api/v1/stacks', { body: { name: '<b>x</b>' } })).json;
       const pages: [string, RegExp[]][] = [
         ['/stacks', [/id="stacks-list"/, /id="new-stack-form"/]],
-        [`/stacks/${stack.id}`, [/id="overview-calls"/, /id="overview-bytes"/, /id="overview-tokens"/, /<canvas id="traffic-chart"/, /id="refresh"/, /id="link-tokens"/, /id="link-nodes"[^>]*>Elastic Nodes</, /src="\/assets\/chart\.umd\.js"/]],
-        [`/stacks/${stack.id}/tokens`, [/id="token-form"/, /id="token-label"/, /id="create-token"/, /id="token-created"/, /id="copy-token"/, /id="tokens-table"/]],
-        [`/stacks/${stack.id}/nodes`, [/id="endpoint-http"/, /id="endpoint-ws"/, /id="analytics-window"/, /id="analytics-token"/, /id="analytics-table"/, /id="analytics-calls-total"/, /<canvas id="analytics-chart"/, /id="refresh"/, /data-http-base="http:\/\/127\.0\.0\.1:8899"/]],
+        [
+          `/stacks/${stack.id}`,
+          [
+            /id="overview-calls"/,
+            /id="overview-bytes"/,
+            /id="overview-tokens"/,
+            /<canvas id="traffic-chart"/,
+            /id="refresh"/,
+            /id="link-tokens"/,
+            /id="link-nodes"[^>]*>Elastic Nodes</,
+            /src="\/assets\/chart\.umd\.js"/,
+          ],
+        ],
+        [
+          `/stacks/${stack.id}/tokens`,
+          [/id="token-form"/, /id="token-label"/, /id="create-token"/, /id="token-created"/, /id="copy-token"/, /id="tokens-table"/],
+        ],
+        [
+          `/stacks/${stack.id}/nodes`,
+          [
+            /id="endpoint-http"/,
+            /id="endpoint-ws"/,
+            /id="analytics-window"/,
+            /id="analytics-token"/,
+            /id="analytics-table"/,
+            /id="analytics-calls-total"/,
+            /<canvas id="analytics-chart"/,
+            /id="refresh"/,
+            /data-http-base="http:\/\/127\.0\.0\.1:8899"/,
+          ],
+        ],
       ];
       for (const [path, marks] of pages) {
         const p = await c.get(path);
@@ -686,7 +731,14 @@ t.test('the app is built on the first request: requests that arrive meanwhile ar
 });
 
 t.test('a console closed before any request closes at once', async (t) => {
-  const server = await startConsole({ store: new MemoryStore(), host: '127.0.0.1', port: 0, registration: 'open', endpoints: { http: HTTP, ws: WS }, log: silentLogger() });
+  const server = await startConsole({
+    store: new MemoryStore(),
+    host: '127.0.0.1',
+    port: 0,
+    registration: 'open',
+    endpoints: { http: HTTP, ws: WS },
+    log: silentLogger(),
+  });
   await server.close();
   await t.rejects(new Client(server.url).get('/login'), { code: 'ECONNREFUSED' });
 });

@@ -99,7 +99,9 @@ function sampleNames(text: string): Set<string> {
 }
 
 t.test('PromQL metric names are read from expressions, not functions, labels or variables', async (t) => {
-  t.same(promqlMetrics('histogram_quantile(0.99, sum by (node, le) (rate(jumpgate_node_latency_seconds_bucket{instance=~"$instance"}[$__rate_interval])))'), ['jumpgate_node_latency_seconds_bucket']);
+  t.same(promqlMetrics('histogram_quantile(0.99, sum by (node, le) (rate(jumpgate_node_latency_seconds_bucket{instance=~"$instance"}[$__rate_interval])))'), [
+    'jumpgate_node_latency_seconds_bucket',
+  ]);
   t.same(promqlMetrics('sum by (node) (rate(a_total[5m])) / sum without (x) (b_total{status!~"2.."}) > 0 and on (node) c'), ['a_total', 'b_total', 'c']);
 });
 
@@ -159,7 +161,9 @@ t.test('nginx http configs are valid (nginx -t, in a temp prefix)', { skip: noNg
 });
 
 t.test('nginx stream config is valid (nginx -t, in a temp prefix)', { skip: noStream ?? false }, async (t) => {
-  const r = await nginxTest((dir) => `load_module ${NGINX_STREAM_MODULE};\n${nginxHead(dir)}stream {\n  include ${join(DEPLOY, 'nginx/jumpgate-stream.conf')};\n}\n`);
+  const r = await nginxTest(
+    (dir) => `load_module ${NGINX_STREAM_MODULE};\n${nginxHead(dir)}stream {\n  include ${join(DEPLOY, 'nginx/jumpgate-stream.conf')};\n}\n`,
+  );
   t.ok(r.ok, `nginx/jumpgate-stream.conf: ${r.out.trim()}`);
 });
 
@@ -169,11 +173,15 @@ t.test("HAProxy's checks mark a stopping instance down within shutdown.readyDela
   t.ok(checks.length >= 2, 'both backends set inter and fall');
   for (const [, inter, fall] of checks) {
     const downMs = Number(inter) * 1000 * Number(fall);
-    t.ok(downMs + 1000 <= DEFAULTS.shutdown.readyDelayMs, `fall ${fall} x inter ${inter}s = ${downMs} ms, + 1 s margin <= readyDelayMs ${DEFAULTS.shutdown.readyDelayMs}`);
+    t.ok(
+      downMs + 1000 <= DEFAULTS.shutdown.readyDelayMs,
+      `fall ${fall} x inter ${inter}s = ${downMs} ms, + 1 s margin <= readyDelayMs ${DEFAULTS.shutdown.readyDelayMs}`,
+    );
   }
   t.match(text, /option httpchk GET \/readyz/);
   t.notMatch(text.replace(/#.*$/gm, ''), /shutdown-sessions/, 'open connections are not cut when a server goes down');
-  for (const line of text.split('\n').filter((l) => /^\s*server\s/.test(l))) t.match(line, new RegExp(`check port ${DEFAULTS.admin.port}\\b`), `health checked on the admin port: ${line.trim()}`);
+  for (const line of text.split('\n').filter((l) => /^\s*server\s/.test(l)))
+    t.match(line, new RegExp(`check port ${DEFAULTS.admin.port}\\b`), `health checked on the admin port: ${line.trim()}`);
 });
 
 const UNIT = join(DEPLOY, 'systemd/jumpgate.service');
@@ -198,7 +206,12 @@ t.test('systemd unit: systemd-analyze verify', { skip: noSystemdAnalyze ?? false
 
 t.test('Prometheus job: /metrics on the admin port with the admin token as bearer', async (t) => {
   const cfg = parse(readFileSync(join(DEPLOY, 'prometheus/prometheus.yml'), 'utf8')) as {
-    scrape_configs: { job_name: string; metrics_path: string; authorization: { type: string; credentials_file?: string }; static_configs: { targets: string[] }[] }[];
+    scrape_configs: {
+      job_name: string;
+      metrics_path: string;
+      authorization: { type: string; credentials_file?: string };
+      static_configs: { targets: string[] }[];
+    }[];
   };
   const job = cfg.scrape_configs.find((j) => j.job_name === 'jumpgate');
   t.ok(job, 'a jumpgate job');

@@ -180,7 +180,7 @@ if (reason !== null) {
     t.ok(r.text.includes('"id":3.5'), 'a fractional id comes back as written');
   });
 
-  t.test('viem webSocket: watchBlocks gets new blocks, ids are the gateway\'s', { timeout: STEP_MS }, async (t) => {
+  t.test("viem webSocket: watchBlocks gets new blocks, ids are the gateway's", { timeout: STEP_MS }, async (t) => {
     const client = createPublicClient({ transport: webSocket(wsUrl, { retryCount: 0, reconnect: false }) });
     const rpc = await client.transport.getRpcClient();
     t.teardown(() => rpc.close());
@@ -275,7 +275,7 @@ if (reason !== null) {
     t.equal(nodeFrames, 0, 'anvil sends nothing more once the last client left');
   });
 
-  t.test('unsubscribe only cancels the caller\'s own ids', { timeout: STEP_MS }, async (t) => {
+  t.test("unsubscribe only cancels the caller's own ids", { timeout: STEP_MS }, async (t) => {
     const a = await openRaw(wsUrl);
     const b = await openRaw(wsUrl2);
     t.teardown(() => {
@@ -325,7 +325,10 @@ if (reason !== null) {
         `anvil's id ${id} never reached a client`,
       );
     }
-    t.ok(a.texts.some((s) => s.includes(`"subscription":"${idA}"`)), "notifications carry the client's own id");
+    t.ok(
+      a.texts.some((s) => s.includes(`"subscription":"${idA}"`)),
+      "notifications carry the client's own id",
+    );
   });
 
   t.test('no anvil subscription id was ever handed to a client', async (t) => {

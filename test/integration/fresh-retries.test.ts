@@ -58,7 +58,9 @@ t.test('-32016 from a node believed to have reached the slot: once more elsewher
 
 t.test('a preflight BlockhashNotFound goes once to another node that has the blockhash', async (t) => {
   const { h, a, headers } = await setup(t);
-  a.script = () => ({ body: err(-32002, 'Transaction simulation failed: Blockhash not found', '{"accounts":null,"err":"BlockhashNotFound","logs":[],"unitsConsumed":0}') });
+  a.script = () => ({
+    body: err(-32002, 'Transaction simulation failed: Blockhash not found', '{"accounts":null,"err":"BlockhashNotFound","logs":[],"unitsConsumed":0}'),
+  });
   const payer = Keypair.generate();
   const hash = Keypair.generate().publicKey.toBase58();
   h.gw.pool.fresh!.book.learn(new Uint8Array(getBase58Codec().encode(hash)), 0, h.gw.pool.nodes[0]!.chain.slot(Commitment.Processed) - 5);

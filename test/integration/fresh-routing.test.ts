@@ -30,7 +30,11 @@ function keyOf(h: Harness, index: number): string {
 }
 
 async function direct(url: string, method: string, params: unknown[] = []): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   return ((await res.json()) as { result: unknown }).result;
 }
 
@@ -46,7 +50,7 @@ t.test('minContextSlot: only nodes that reached it, under default routing and ke
   }
   const key = keyOf(h, 2);
   const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
-  t.equal((await h.call('getBalance', [ACCOUNT], headers)).node, 'n2', 'the key\'s own node without minContextSlot');
+  t.equal((await h.call('getBalance', [ACCOUNT], headers)).node, 'n2', "the key's own node without minContextSlot");
   t.equal((await h.call('getBalance', [ACCOUNT, { commitment: 'processed', minContextSlot: slot }], headers)).node, 'n0', 'a node that reached it with');
   // n1 reached slot − 10: under affinity the key's sequence is walked, default routing picks n0 or n1.
   const older = slot - 12;
@@ -85,7 +89,7 @@ t.test('sendTransaction goes only to nodes known to have its blockhash', async (
   // Preflight at processed: the node must have processed the blockhash's slot (at finalized it would be 32 slots later).
   const r = await h.call('sendTransaction', [b64, { encoding: 'base64', preflightCommitment: 'processed' }], headers);
   t.equal(r.status, 200);
-  t.equal(r.node, 'n0', 'not the key\'s node (20 slots behind the blockhash): ' + JSON.stringify(r.json).slice(0, 300));
+  t.equal(r.node, 'n0', "not the key's node (20 slots behind the blockhash): " + JSON.stringify(r.json).slice(0, 300));
   // A blockhash every node has (finalized) goes to the key's own node.
   const old = (await direct(h.sims[2]!.url, 'getLatestBlockhash', [{ commitment: 'finalized' }])) as { value: { blockhash: string } };
   const bytes = Buffer.from(old.value.blockhash);
@@ -93,7 +97,10 @@ t.test('sendTransaction goes only to nodes known to have its blockhash', async (
   const tx2 = new Transaction({ feePayer: payer.publicKey, recentBlockhash: old.value.blockhash });
   tx2.add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 2 }));
   tx2.sign(payer);
-  t.equal((await h.call('sendTransaction', [tx2.serialize().toString('base64'), { encoding: 'base64', preflightCommitment: 'processed' }], headers)).node, 'n2');
+  t.equal(
+    (await h.call('sendTransaction', [tx2.serialize().toString('base64'), { encoding: 'base64', preflightCommitment: 'processed' }], headers)).node,
+    'n2',
+  );
   t.ok(h.gw.pool.fresh!.count(1) >= 1, 'counted as routed by blockhash');
 });
 
@@ -120,7 +127,9 @@ t.test('with two data-plane workers: shared chain views, counters in /metrics, v
   const auth = { authorization: `Bearer ${ADMIN}` };
   const nodes = async (): Promise<{ id: string; chain: { processed: number | null; confirmed: number | null; finalized: number | null } }[]> =>
     (await (await fetch(h.gw.admin!.url + '/admin/nodes', { headers: auth })).json()) as never;
-  await eventually('chain views in /admin/nodes', async () => (await nodes()).every((n) => n.chain.processed !== null && n.chain.confirmed !== null && n.chain.finalized !== null));
+  await eventually('chain views in /admin/nodes', async () =>
+    (await nodes()).every((n) => n.chain.processed !== null && n.chain.confirmed !== null && n.chain.finalized !== null),
+  );
   const view = await nodes();
   const tip = view.find((n) => n.id === 'n0')!.chain.processed!;
   t.ok(view.find((n) => n.id === 'n2')!.chain.processed! < tip, 'the lagging node shows behind');

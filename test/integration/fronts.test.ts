@@ -23,7 +23,8 @@ t.teardown(() => h.close());
 /** Requests jumpgate has answered (its jumpgate_requests_total, all labels). */
 async function answered(): Promise<number> {
   let n = 0;
-  for (const line of (await h.gw.metrics.text()).split('\n')) if (line.startsWith('jumpgate_requests_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of (await h.gw.metrics.text()).split('\n'))
+    if (line.startsWith('jumpgate_requests_total{')) n += Number(line.slice(line.lastIndexOf(' ') + 1));
   return n;
 }
 
@@ -41,7 +42,13 @@ const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function withLengths(marker: string, extra: number[]): string {
   const b = body(marker);
   const len = Buffer.byteLength(b);
-  const lines = [`POST ${PATH} HTTP/1.1`, 'Host: 127.0.0.1', 'Content-Type: application/json', `X-Probe: ${marker}`, ...extra.map((n) => `Content-Length: ${len + n}`)];
+  const lines = [
+    `POST ${PATH} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Content-Type: application/json',
+    `X-Probe: ${marker}`,
+    ...extra.map((n) => `Content-Length: ${len + n}`),
+  ];
   return [...lines, '', b + ' '.repeat(Math.max(...extra))].join('\r\n');
 }
 
@@ -132,7 +139,11 @@ for (const name of ['nginx', 'haproxy'] as const) {
     const { front, tap } = await withFront(t, name);
 
     t.test('a JSON-RPC call, with X-Forwarded-For set by the front', async (t) => {
-      const r = await fetch(front.url + PATH, { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe': 'call', 'x-forwarded-for': '203.0.113.9' }, body: body('call') });
+      const r = await fetch(front.url + PATH, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-probe': 'call', 'x-forwarded-for': '203.0.113.9' },
+        body: body('call'),
+      });
       t.equal(r.status, 200);
       t.equal(await r.text(), ok('call'));
       t.equal(r.headers.get('x-service-node'), 'n0', "jumpgate's headers come through");

@@ -24,7 +24,12 @@ function keyOf(u: SubscribeUpdate): [number, string] | null {
   return null;
 }
 
-const EVERYTHING = { slots: { s: {} }, accounts: { a: { account: [], owner: [], filters: [] } }, transactions: { t: { accountInclude: [], accountExclude: [], accountRequired: [] } }, blocksMeta: { m: {} } };
+const EVERYTHING = {
+  slots: { s: {} },
+  accounts: { a: { account: [], owner: [], filters: [] } },
+  transactions: { t: { accountInclude: [], accountExclude: [], accountRequired: [] } },
+  blocksMeta: { m: {} },
+};
 
 /** What a processed-commitment client of everything must have received for tips in [from, to]. */
 function expected(feed: GeneratedFeed, from: number, to: number, minSlot = 0): Map<string, number> {
@@ -123,7 +128,11 @@ t.test('a source killed mid-stream: no update missing; it resubscribes with from
   await eventually('10 slots after the kill', () => Math.max(...processedTips(sub)) >= killedAt + 10, 20_000);
   await h.sources[0]!.restart();
   await eventually('the source resubscribed from the slot it had reached', () => (h.sources[0]!.lastFromSlot ?? 0) >= killedAt - 5, 10_000);
-  await eventually('the source reconnected', async () => /jumpgate_grpc_source_reconnects_total\{source="src0"\} [1-9]/.test(await h.gw.metrics.registry.metrics()), 10_000);
+  await eventually(
+    'the source reconnected',
+    async () => /jumpgate_grpc_source_reconnects_total\{source="src0"\} [1-9]/.test(await h.gw.metrics.registry.metrics()),
+    10_000,
+  );
   await eventually('the restarted source is first again sometimes', () => h.sources[0]!.streams() === 1, 10_000);
   await h.sources[1]!.kill();
   const secondKill = Math.max(...processedTips(sub));
@@ -142,7 +151,11 @@ t.test('a source that stalls (streams open, nothing sent): nothing missing; it i
   t.teardown(() => sub.close());
   await eventually('5 slots', () => new Set(processedTips(sub)).size >= 5, 20_000);
   h.sources[1]!.knobs.hang = true;
-  await eventually('the stalled source was resubscribed', async () => /jumpgate_grpc_source_reconnects_total\{source="src1"\} [1-9]/.test(await h.gw.metrics.registry.metrics()), 10_000);
+  await eventually(
+    'the stalled source was resubscribed',
+    async () => /jumpgate_grpc_source_reconnects_total\{source="src1"\} [1-9]/.test(await h.gw.metrics.registry.metrics()),
+    10_000,
+  );
   const at = Math.max(...processedTips(sub));
   await eventually('5 slots more from the other source', () => Math.max(...processedTips(sub)) >= at + 5, 10_000);
   h.sources[1]!.knobs.hang = false;
@@ -169,7 +182,8 @@ t.test('a client that does not read is closed with RESOURCE_EXHAUSTED while ten 
   call.on('data', () => {});
   call.write(encodeAs(geyserType('SubscribeRequest'), { accounts: { a: {} }, slots: { s: {} } }));
   call.pause();
-  const exhausted = (): Promise<boolean> => h.gw.metrics.registry.metrics().then((m) => /jumpgate_grpc_streams_closed_total\{code="RESOURCE_EXHAUSTED"\} 1/.test(m));
+  const exhausted = (): Promise<boolean> =>
+    h.gw.metrics.registry.metrics().then((m) => /jumpgate_grpc_streams_closed_total\{code="RESOURCE_EXHAUSTED"\} 1/.test(m));
   await eventually('the stalled stream closed', exhausted, 20_000);
   t.equal(h.gw.grpc!.hub.streams, 10, 'the ten others still open');
   const counts = others.map((s) => s.updates.length);
@@ -179,7 +193,10 @@ t.test('a client that does not read is closed with RESOURCE_EXHAUSTED while ten 
   t.ok(status === grpc.status.RESOURCE_EXHAUSTED || status === grpc.status.CANCELLED || status === grpc.status.INTERNAL, `status ${status}`);
   for (const s of others) {
     const tips = processedTips(s);
-    const [missing, dup] = tally(s, expected(new GeneratedFeed({ seed: 1, accountsPerSlot: 64, transactionsPerSlot: 4, accountPool: 64 }), tips[1]!, tips[tips.length - 1]! - 2));
+    const [missing, dup] = tally(
+      s,
+      expected(new GeneratedFeed({ seed: 1, accountsPerSlot: 64, transactionsPerSlot: 4, accountPool: 64 }), tips[1]!, tips[tips.length - 1]! - 2),
+    );
     t.same([missing, dup, s.error], [0, 0, null], 'each other client: nothing missing or twice, still open');
   }
 });
@@ -194,7 +211,10 @@ t.test('from_slot from the first client of a new gateway: the sources are asked 
   t.equal(tips[0], from, 'starts at from_slot');
   const [missing, dup] = tally(sub, expected(new GeneratedFeed(), from, tips[tips.length - 1]! - 2, from));
   t.same([missing, dup], [0, 0], 'nothing missing or twice');
-  t.ok(h.sources.every((s) => s.lastFromSlot === from), 'both sources were asked for it');
+  t.ok(
+    h.sources.every((s) => s.lastFromSlot === from),
+    'both sources were asked for it',
+  );
 });
 
 /** The sources' current tip (what a client would resume from). */
@@ -215,7 +235,11 @@ t.test('from_slot: a client resumes from a recent slot with the window kept for 
   const target = Math.max(...tips) + 3;
   const resumed = await subscribe(h.url, TOKEN, { ...EVERYTHING, fromSlot: String(from) });
   t.teardown(() => resumed.close());
-  await eventually(() => `the resumed client caught up (${resumed.updates.length} updates, ${String(resumed.error)})`, () => Math.max(...processedTips(resumed)) >= target, 20_000);
+  await eventually(
+    () => `the resumed client caught up (${resumed.updates.length} updates, ${String(resumed.error)})`,
+    () => Math.max(...processedTips(resumed)) >= target,
+    20_000,
+  );
   const seen = processedTips(resumed);
   t.equal(seen[0], from, 'starts at from_slot');
   // Replayed: updates of slots >= from_slot (a finalized status names a slot 32 back: not replayed).

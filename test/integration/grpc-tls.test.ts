@@ -22,7 +22,9 @@ function metadata(): grpc.Metadata {
 function version(client: grpc.Client): Promise<string> {
   return new Promise((resolve, reject) =>
     client.makeUnaryRequest('/geyser.Geyser/GetVersion', id, id, Buffer.alloc(0), metadata(), { deadline: Date.now() + 3000 }, (err, answer) =>
-      err === null && answer !== undefined ? resolve(decodeAs<{ version: string }>(geyserType('GetVersionResponse'), answer).version) : reject(err ?? new Error('no answer')),
+      err === null && answer !== undefined
+        ? resolve(decodeAs<{ version: string }>(geyserType('GetVersionResponse'), answer).version)
+        : reject(err ?? new Error('no answer')),
     ),
   );
 }

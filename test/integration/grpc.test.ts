@@ -29,10 +29,20 @@ t.test('slot updates: every status, in slot order per status, filtered by commit
   });
   await eventually('30 slot updates', () => all.updates.length >= 30 && confirmedOnly.updates.length >= 5, 10_000);
   t.same(new Set(all.updates.map((u) => u.slot!.status)), new Set([0, 1, 2]), 'processed, confirmed and finalized');
-  t.ok(all.updates.every((u) => u.filters.length === 1 && u.filters[0] === 's'), 'filters names the client filter');
-  t.ok(confirmedOnly.updates.every((u) => u.slot!.status === 1 && u.filters[0] === 'c'), 'filter_by_commitment keeps the stream commitment');
+  t.ok(
+    all.updates.every((u) => u.filters.length === 1 && u.filters[0] === 's'),
+    'filters names the client filter',
+  );
+  t.ok(
+    confirmedOnly.updates.every((u) => u.slot!.status === 1 && u.filters[0] === 'c'),
+    'filter_by_commitment keeps the stream commitment',
+  );
   const processed = all.updates.filter((u) => u.slot!.status === 0).map((u) => Number(u.slot!.slot));
-  t.same(processed, [...processed].sort((a, b) => a - b), 'processed slots ascend');
+  t.same(
+    processed,
+    [...processed].sort((a, b) => a - b),
+    'processed slots ascend',
+  );
   t.equal(new Set(processed).size, processed.length, 'no slot twice');
 });
 
@@ -43,18 +53,33 @@ t.test('account subscription by key and by owner with memcmp; transactions with 
   disc.writeUInt32LE(2, 0);
   const byKey = await subscribe(h.url, TOKEN, { accounts: { k: { account: [b58(key)], owner: [], filters: [] } } });
   const byOwner = await subscribe(h.url, TOKEN, { accounts: { o: { account: [], owner: [b58(owner)], filters: [{ memcmp: { offset: '0', bytes: disc } }] } } });
-  const txs = await subscribe(h.url, TOKEN, { transactions: { nv: { vote: false, failed: false, accountInclude: [], accountExclude: [], accountRequired: [] } } });
+  const txs = await subscribe(h.url, TOKEN, {
+    transactions: { nv: { vote: false, failed: false, accountInclude: [], accountExclude: [], accountRequired: [] } },
+  });
   t.teardown(() => {
     byKey.close();
     byOwner.close();
     txs.close();
   });
   await eventually('account and transaction updates', () => byKey.updates.length >= 2 && byOwner.updates.length >= 10 && txs.updates.length >= 10, 20_000);
-  t.ok(byKey.updates.every((u) => Buffer.from(u.account!.account!.pubkey).equals(key)), 'only the subscribed key');
-  t.ok(byOwner.updates.every((u) => Buffer.from(u.account!.account!.owner).equals(owner) && Buffer.from(u.account!.account!.data).readUInt32LE(0) === 2), 'only that owner, memcmp holds');
-  t.ok(txs.updates.every((u) => u.transaction!.transaction!.isVote === false && u.transaction!.transaction!.meta!.err === undefined), 'no votes, no failures');
+  t.ok(
+    byKey.updates.every((u) => Buffer.from(u.account!.account!.pubkey).equals(key)),
+    'only the subscribed key',
+  );
+  t.ok(
+    byOwner.updates.every((u) => Buffer.from(u.account!.account!.owner).equals(owner) && Buffer.from(u.account!.account!.data).readUInt32LE(0) === 2),
+    'only that owner, memcmp holds',
+  );
+  t.ok(
+    txs.updates.every((u) => u.transaction!.transaction!.isVote === false && u.transaction!.transaction!.meta!.err === undefined),
+    'no votes, no failures',
+  );
   const slots = byKey.updates.map((u) => Number(u.account!.slot));
-  t.same(slots, [...slots].sort((a, b) => a - b), 'account updates in slot order');
+  t.same(
+    slots,
+    [...slots].sort((a, b) => a - b),
+    'account updates in slot order',
+  );
 });
 
 t.test('filters replaced mid-stream: the old ones stop, the new ones start, on the same stream', async (t) => {
@@ -65,7 +90,10 @@ t.test('filters replaced mid-stream: the old ones stop, the new ones start, on t
   await eventually('block metas', () => sub.updates.filter((u) => u.blockMeta !== undefined).length >= 3, 10_000);
   const firstMeta = sub.updates.findIndex((u) => u.blockMeta !== undefined);
   const after = sub.updates.slice(firstMeta);
-  t.ok(after.every((u) => u.blockMeta !== undefined && u.filters[0] === 'second'), 'only the new filter after the switch');
+  t.ok(
+    after.every((u) => u.blockMeta !== undefined && u.filters[0] === 'second'),
+    'only the new filter after the switch',
+  );
   t.equal(sub.error, null, 'the stream stayed open');
   // A ping request answers a pong and keeps the filters.
   await sub.write({ ping: { id: 42 } });
@@ -145,7 +173,11 @@ t.test('usage: messages and bytes of delivered updates are booked for the token'
   const cells = usage.drain().filter((c) => c.tokenId === id);
   const updates = cells.find((c) => c.method === GRPC_UPDATES);
   t.ok(updates !== undefined && updates.calls >= 5 && updates.bytesOut > 5 * 10, 'messages and bytes out');
-  t.ok(cells.some((c) => c.method === 'grpc.Subscribe' && c.calls >= 1 && c.bytesIn > 0), 'the request, bytes in', { cells });
+  t.ok(
+    cells.some((c) => c.method === 'grpc.Subscribe' && c.calls >= 1 && c.bytesIn > 0),
+    'the request, bytes in',
+    { cells },
+  );
 });
 
 t.test('clients that vanish mid-stream are forgotten; the listener keeps serving', async (t) => {
@@ -158,7 +190,13 @@ t.test('clients that vanish mid-stream are forgotten; the listener keeps serving
   const gone = Array.from({ length: 3 }, () => {
     const session = http2.connect(h.url);
     session.on('error', () => {});
-    const req = session.request({ ':method': 'POST', ':path': '/geyser.Geyser/Subscribe', 'content-type': 'application/grpc', te: 'trailers', 'x-token': TOKEN });
+    const req = session.request({
+      ':method': 'POST',
+      ':path': '/geyser.Geyser/Subscribe',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'x-token': TOKEN,
+    });
     let n = 0;
     req.on('data', () => n++);
     req.on('error', () => {});

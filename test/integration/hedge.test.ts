@@ -70,7 +70,7 @@ t.test('a slow node: the other answers within about maxDelayMs, the late answer 
     t.equal(answers[i]!.text, `{"jsonrpc":"2.0","result":"${node}","id":${ids[i]}}`, `call ${ids[i]} got its own answer`);
   }
   await eventually('the late answer was read', () => slow.inflight === 0, 5000);
-  t.equal(nodes.find((n) => n.id === tried[0])!.connections, 1, 'the slow node\'s connection was kept, not reopened');
+  t.equal(nodes.find((n) => n.id === tried[0])!.connections, 1, "the slow node's connection was kept, not reopened");
   const after = await Promise.all([1, 2, 3, 4].map((k) => h.post(call(200 + k, 'getIdentity'))));
   for (let k = 0; k < 4; k++) t.match(after[k]!.text, new RegExp(`"id":${201 + k}}$`));
   t.same(
@@ -80,7 +80,7 @@ t.test('a slow node: the other answers within about maxDelayMs, the late answer 
   );
 });
 
-t.test('the delay follows the node\'s percentile: once a node answers fast, hedges come after minDelayMs', async (t) => {
+t.test("the delay follows the node's percentile: once a node answers fast, hedges come after minDelayMs", async (t) => {
   // maxDelayMs far beyond the slow node's SLOW_MS: a hedge sent after maxDelayMs would come
   // after the slow node's own answer, so an answer by the hedge shows the percentile was used.
   const { h, nodes } = await setup(t, { routing: { hedge: { methods: ['getBalance'], minDelayMs: 30, maxDelayMs: 60_000 } } });

@@ -163,7 +163,7 @@ t.test('a request line split across reads: 505 when cut after a space, else serv
     ['right after the method', target - 1, 200],
     ['after "POST "', target, 505],
     ['inside the target', target + 5, 200],
-    ['after the target\'s space', version, 505],
+    ["after the target's space", version, 505],
     ['inside the version', version + 4, 505],
     ['before the CR', lineEnd, 505],
     ['before the LF', lineEnd + 1, 505],
@@ -196,9 +196,15 @@ t.test('a malformed header line: no answer; closed by the idle timer like a sile
   const all = [idleControl, ...silentConns];
   await eventually('the idle timer to close the connections', () => all.every((c) => c.closed), 15_000 - (Date.now() - silentSentAt));
   t.equal(idleControl.received.length, 0);
-  t.ok(idleControl.closedAfterMs! >= 8000 && idleControl.closedAfterMs! <= 15_000, `a connection that sent nothing closes after ${idleControl.closedAfterMs} ms`);
+  t.ok(
+    idleControl.closedAfterMs! >= 8000 && idleControl.closedAfterMs! <= 15_000,
+    `a connection that sent nothing closes after ${idleControl.closedAfterMs} ms`,
+  );
   silentConns.forEach((c, i) => {
     t.equal(c.received.length, 0, `${names[i]}: closed without a byte`);
-    t.ok(Math.abs(c.closedAfterMs! - idleControl.closedAfterMs!) < 4500, `${names[i]}: closed after ${c.closedAfterMs} ms, with the one that sent nothing (same timer)`);
+    t.ok(
+      Math.abs(c.closedAfterMs! - idleControl.closedAfterMs!) < 4500,
+      `${names[i]}: closed after ${c.closedAfterMs} ms, with the one that sent nothing (same timer)`,
+    );
   });
 });

@@ -41,7 +41,9 @@ function httpRequest(h: Harness, method: string, path: string, headers: Record<s
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, text, closed: res.headers.connection === 'close' }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers as Record<string, string>, text, closed: res.headers.connection === 'close' }),
+      );
     });
     req.on('error', reject);
     req.end(body);
@@ -112,7 +114,10 @@ function rawHead(headers: string[], path = `/api-token/${TOKEN}`): string {
 /** Headers + body with a raw header line given as bytes (for non-ASCII header values). */
 function withHeaderBytes(name: string, value: Buffer, body = BODY, extra: string[] = []): Buffer {
   return Buffer.concat([
-    Buffer.from(`POST /api-token/${TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra.map((l) => l + '\r\n').join('')}${name}: `, 'latin1'),
+    Buffer.from(
+      `POST /api-token/${TOKEN} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra.map((l) => l + '\r\n').join('')}${name}: `,
+      'latin1',
+    ),
     value,
     Buffer.from(`\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 'utf8'),
   ]);
@@ -136,7 +141,10 @@ function isError(t: Test, r: Answer, http: number, code: number, what: string, i
   t.equal(body.error?.code, code, `${what}: code ${code}`);
   t.type(body.error?.message, 'string');
   t.ok(body.error?.message?.length > 0);
-  t.ok(Object.keys(body.error ?? {}).every((k) => ['code', 'message', 'data'].includes(k)), `${what}: error members`);
+  t.ok(
+    Object.keys(body.error ?? {}).every((k) => ['code', 'message', 'data'].includes(k)),
+    `${what}: error members`,
+  );
   if (body.error !== undefined && 'data' in body.error) t.type(body.error.data, 'object');
   t.equal(body.id, id, `${what}: id`);
   return body;
@@ -213,12 +221,26 @@ t.test('7413: a chunked body that grows over the limit is rejected while streami
 
 t.test('7415: Content-Type must be application/json (charset utf-8 optional, any case)', async (t) => {
   const h = await harness(t);
-  for (const type of ['text/plain', 'application/json; charset=latin1', 'application/json;charset=iso-8859-1', 'application/jsonx', 'application/x-www-form-urlencoded', 'json', 'multipart/form-data; boundary=x']) {
+  for (const type of [
+    'text/plain',
+    'application/json; charset=latin1',
+    'application/json;charset=iso-8859-1',
+    'application/jsonx',
+    'application/x-www-form-urlencoded',
+    'json',
+    'multipart/form-data; boundary=x',
+  ]) {
     isError(t, await post(h, { 'content-type': type }), 415, 7415, type);
   }
   const missing = await httpRequest(h, 'POST', `/api-token/${TOKEN}`, { 'content-length': String(BODY.length) }, BODY);
   isError(t, missing, 415, 7415, 'no Content-Type');
-  for (const type of ['application/json', 'Application/JSON; charset=UTF-8', 'application/json;charset=utf-8', 'APPLICATION/JSON', 'application/json; charset="utf-8"']) {
+  for (const type of [
+    'application/json',
+    'Application/JSON; charset=UTF-8',
+    'application/json;charset=utf-8',
+    'APPLICATION/JSON',
+    'application/json; charset="utf-8"',
+  ]) {
     const r = await post(h, { 'content-type': type });
     t.equal(r.status, 200, type);
     t.equal(r.text, OK, type);
@@ -252,7 +274,8 @@ t.test('7700: affinity keys are 1..40 bytes of UTF-8', async (t) => {
   isError(t, await post(h, { 'x-service-affinity': 'key', 'service-affinity-key': 'k'.repeat(41) }), 400, 7700, 'bare key header is checked');
 
   // multi-byte UTF-8, sent as raw bytes
-  const send = (value: Buffer, mode = 'key'): Promise<Answer> => raw(h, withHeaderBytes('X-Service-Affinity-Key', value, BODY, [`X-Service-Affinity: ${mode}`]));
+  const send = (value: Buffer, mode = 'key'): Promise<Answer> =>
+    raw(h, withHeaderBytes('X-Service-Affinity-Key', value, BODY, [`X-Service-Affinity: ${mode}`]));
   const euro = Buffer.from('€'.repeat(14));
   t.equal(euro.length, 42);
   isError(t, await send(euro), 400, 7700, '14 three-byte characters (42 bytes)');
@@ -299,10 +322,18 @@ t.test('after a flood of bad requests the gateway still answers', async (t) => {
   const h = await harness(t);
   const malformed = Array.from({ length: 200 }, (_, i) => post(h, {}, i % 2 === 0 ? '{"jsonrpc":' + i : '[' + '{'.repeat(i)));
   const oversize = Array.from({ length: 50 }, () => raw(h, rawHead(['Content-Type: application/json', `Content-Length: ${MAX_BODY * 100}`])));
-  const chunkedOver = Array.from({ length: 10 }, () => raw(h, rawHead(['Content-Type: application/json', 'Transfer-Encoding: chunked']) + chunk(' '.repeat(3000)), [chunk(' '.repeat(3000))], 5));
+  const chunkedOver = Array.from({ length: 10 }, () =>
+    raw(h, rawHead(['Content-Type: application/json', 'Transfer-Encoding: chunked']) + chunk(' '.repeat(3000)), [chunk(' '.repeat(3000))], 5),
+  );
   const wrongType = Array.from({ length: 20 }, () => post(h, { 'content-type': 'text/plain' }));
   const noAuth = Array.from({ length: 20 }, () => post(h, {}, BODY, '/'));
-  const [m, o, c, w, n] = await Promise.all([Promise.all(malformed), Promise.all(oversize), Promise.all(chunkedOver), Promise.all(wrongType), Promise.all(noAuth)]);
+  const [m, o, c, w, n] = await Promise.all([
+    Promise.all(malformed),
+    Promise.all(oversize),
+    Promise.all(chunkedOver),
+    Promise.all(wrongType),
+    Promise.all(noAuth),
+  ]);
   t.ok(
     m.every((r) => r.status === 200 && JSON.parse(r.text).error.code === -32700),
     '200 malformed bodies: parse errors',

@@ -46,7 +46,8 @@ async function direct(url: string, body: string): Promise<string> {
   return r.text();
 }
 
-const req = (id: string, method: string, params?: string): string => `{"jsonrpc":"2.0","id":${id},"method":"${method}"${params === undefined ? '' : ',"params":' + params}}`;
+const req = (id: string, method: string, params?: string): string =>
+  `{"jsonrpc":"2.0","id":${id},"method":"${method}"${params === undefined ? '' : ',"params":' + params}}`;
 const note = (method: string): string => `{"jsonrpc":"2.0","method":"${method}"}`;
 
 /** Run with the shipped default of one worker thread too (each start costs a thread): the request path's main shapes. */
@@ -126,7 +127,16 @@ for (const plane of PLANES) {
     const h = await harness(t, { sims: [STILL] });
     const calls0 = totalOf(h, 'calls');
     const getVersion0 = h.sims[0]!.stats.byMethod.get('getVersion') ?? 0;
-    const els = [req('"a"', 'getIdentity'), '17', note('getVersion'), '{"jsonrpc":"2.0","id":"b"}', req('"c"', 'getIdentity'), '{"jsonrpc":"1.0","id":"d","method":"getSlot"}', '[]', req('"e"', 'getIdentity')];
+    const els = [
+      req('"a"', 'getIdentity'),
+      '17',
+      note('getVersion'),
+      '{"jsonrpc":"2.0","id":"b"}',
+      req('"c"', 'getIdentity'),
+      '{"jsonrpc":"1.0","id":"d","method":"getSlot"}',
+      '[]',
+      req('"e"', 'getIdentity'),
+    ];
     const r = await h.post('[' + els.join(',') + ']');
     t.equal(r.status, 200);
     const entries = rawElements(r.text);
@@ -255,7 +265,10 @@ for (const plane of PLANES) {
         parsed.map((e) => e.id),
         Array.from({ length: 12 }, (_, i) => i),
       );
-      t.ok(parsed.every((e) => e.result.identity === node), 'every call answered by that node');
+      t.ok(
+        parsed.every((e) => e.result.identity === node),
+        'every call answered by that node',
+      );
     }
 
     // default affinity does split (the contrast that makes the checks above meaningful)
@@ -283,7 +296,10 @@ for (const plane of PLANES) {
     t.equal(r.status, 200);
     const parsed = JSON.parse(r.text) as { id: number; result: { value: number } }[];
     t.equal(parsed.length, 500);
-    t.ok(parsed.every((e, i) => e.id === i && typeof e.result.value === 'number'), 'all answered, in order');
+    t.ok(
+      parsed.every((e, i) => e.id === i && typeof e.result.value === 'number'),
+      'all answered, in order',
+    );
 
     const single = await h.post(req('"big"', 'getIdentity', `["${'y'.repeat(600_000)}"]`));
     t.equal(single.status, 200);

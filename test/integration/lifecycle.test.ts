@@ -32,7 +32,18 @@ function listenOnce(port: number): Promise<void> {
 async function config(t: Test, overrides: Record<string, unknown>): Promise<ReturnType<typeof resolveConfig>> {
   const sim = await startSim({ id: 'n0', port: 0 });
   t.teardown(() => sim.close());
-  return resolveConfig({ rpc: { host: '127.0.0.1', port: 0, wsPort: 0 }, console: { port: 0 }, admin: { port: 0 }, offload: { threads: 0 }, log: { level: 'silent' }, nodes: [{ id: 'n0', url: sim.url }], ...overrides }, {});
+  return resolveConfig(
+    {
+      rpc: { host: '127.0.0.1', port: 0, wsPort: 0 },
+      console: { port: 0 },
+      admin: { port: 0 },
+      offload: { threads: 0 },
+      log: { level: 'silent' },
+      nodes: [{ id: 'n0', url: sim.url }],
+      ...overrides,
+    },
+    {},
+  );
 }
 
 t.test('the RPC port is taken: the start fails and the store it was handed is closed', async (t) => {

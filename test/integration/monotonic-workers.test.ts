@@ -52,7 +52,10 @@ t.test('a key served in one worker is never given a lower slot by the other', as
           return j;
         }),
       );
-      t.ok(rs.every((j) => j.error?.code === 7505), 'every answer is 7505');
+      t.ok(
+        rs.every((j) => j.error?.code === 7505),
+        'every answer is 7505',
+      );
       const now = h.gw.dataPlane.requestsByWorker();
       return now.every((n, i) => n > before[i]!);
     },

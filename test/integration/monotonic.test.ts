@@ -170,11 +170,16 @@ t.test('re-weight: a key the change moves stays on its old node until the new on
     t.equal(a.node, 'n0', 'still served by the node it had: the new one is 100 slots behind');
   }
   s.sims[1]!.set({ lag: 0 });
-  await eventually('the key moved to n1 once it caught up', async () => {
-    const a = await ask(s.h, key);
-    seen.add(a);
-    return a.node === 'n1';
-  }, 10_000, 50);
+  await eventually(
+    'the key moved to n1 once it caught up',
+    async () => {
+      const a = await ask(s.h, key);
+      seen.add(a);
+      return a.node === 'n1';
+    },
+    10_000,
+    50,
+  );
   t.same(seen.regressions, [], 'no answer went back in slot');
 });
 
@@ -184,11 +189,16 @@ t.test('a node back from a kill, behind what the key was given elsewhere, does n
   const seen = new Seen();
   await warm(s, seen, t);
   await s.proxy.stop();
-  await eventually('the key served by n1', async () => {
-    const a = await ask(s.h, s.key);
-    seen.add(a);
-    return a.node === 'n1';
-  }, 10_000, 50);
+  await eventually(
+    'the key served by n1',
+    async () => {
+      const a = await ask(s.h, s.key);
+      seen.add(a);
+      return a.node === 'n1';
+    },
+    10_000,
+    50,
+  );
   // n0 restarts 50 slots behind.
   s.sims[0]!.set({ lag: 50 });
   await s.proxy.start();

@@ -68,9 +68,7 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
     affinity: { seed: 7, keyRate: KEY_RATE, keyBurst: KEY_BURST },
     nodes: sims.map((s) => ({ id: s.id, url: s.url })),
   });
-  const [a, b] = await Promise.all(
-    ['a', 'b'].map(async (name) => startInstance({ dir, name, config: config(await freePort()), adminToken: ADMIN_TOKEN })),
-  );
+  const [a, b] = await Promise.all(['a', 'b'].map(async (name) => startInstance({ dir, name, config: config(await freePort()), adminToken: ADMIN_TOKEN })));
   t.teardown(() => {
     a!.proc.child.kill('SIGKILL');
     b!.proc.child.kill('SIGKILL');
@@ -78,7 +76,11 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
   const wsPortOf = (i: Instance): number => Number(/"wsPort":(\d+)/.exec(i.proc.out())![1]);
   const haproxy = await startHaproxyCluster([a!, b!].map((i) => ({ port: i.port, wsPort: wsPortOf(i), adminPort: i.adminPort })));
   t.teardown(() => haproxy.stop());
-  await eventually('both instances ready', async () => (await fetch(`${a!.adminUrl}/readyz`)).status === 200 && (await fetch(`${b!.adminUrl}/readyz`)).status === 200, 10_000);
+  await eventually(
+    'both instances ready',
+    async () => (await fetch(`${a!.adminUrl}/readyz`)).status === 200 && (await fetch(`${b!.adminUrl}/readyz`)).status === 200,
+    10_000,
+  );
 
   // A token made with the CLI against the shared store works through HAProxy within a second.
   const created = runCli(['tokens', 'create', '--stack', 'prod', '--label', 'lb', '--store', shared.storeUrl, '--account', 'ops@example.com']);
@@ -113,7 +115,11 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
   // Key → node: the same through either instance.
   const keys = Array.from({ length: 60 }, (_, i) => `user-${i}`);
   const nodeOf = async (i: Instance, key: string): Promise<string | null> => {
-    const r = await fetch(i.rpcUrl(token), { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': key }, body: GET_SLOT });
+    const r = await fetch(i.rpcUrl(token), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': key },
+      body: GET_SLOT,
+    });
     await r.text();
     sent++;
     return r.headers.get('x-service-node');
@@ -142,7 +148,10 @@ t.test('HAProxy in front of two instances sharing a store', { skip: missing, tim
   const most = KEY_BURST + KEY_RATE * hotS;
   await eventually('both instances to have served the hot key', async () => (await served(a!)) > hotBefore[0]! && (await served(b!)) > hotBefore[1]!, 5000);
   t.equal(allowed + refused, 150, 'every hot-key call answered 200 or 429');
-  t.ok(allowed >= KEY_BURST && allowed <= most * 1.1 + 2, `hot key through both instances: ${allowed} allowed in ${hotS.toFixed(2)} s, one gateway's bucket allows ${most.toFixed(0)} (each instance alone would allow about twice)`);
+  t.ok(
+    allowed >= KEY_BURST && allowed <= most * 1.1 + 2,
+    `hot key through both instances: ${allowed} allowed in ${hotS.toFixed(2)} s, one gateway's bucket allows ${most.toFixed(0)} (each instance alone would allow about twice)`,
+  );
 
   // A WebSocket through HAProxy's WS port streams slots.
   const ws = await openWs(`ws://127.0.0.1:${haproxy.wsPort}/api-token/${token}/`);

@@ -19,7 +19,10 @@ function batchOf(bytes: number): { text: string; count: number } {
 }
 
 t.test('bodies at, over and under the parse threshold, sized and chunked, are answered in order', async (t) => {
-  const h = await startHarness({ sims: [{}, {}], config: { offload: { threads: 1, parseThresholdBytes: THRESHOLD, mergeThresholdBytes: THRESHOLD }, routing: { upstreamBatch: 7 } } });
+  const h = await startHarness({
+    sims: [{}, {}],
+    config: { offload: { threads: 1, parseThresholdBytes: THRESHOLD, mergeThresholdBytes: THRESHOLD }, routing: { upstreamBatch: 7 } },
+  });
   t.teardown(() => h.close());
   for (const size of [THRESHOLD - 1, THRESHOLD, 3 * THRESHOLD, 40_000]) {
     const { text, count } = batchOf(size);
@@ -34,7 +37,12 @@ t.test('bodies at, over and under the parse threshold, sized and chunked, are an
             },
           })
         : text;
-      const r = await fetch(`${h.url}/api-token/${TOKEN}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+      const r = await fetch(`${h.url}/api-token/${TOKEN}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       t.equal(r.status, 200, `${size} bytes${chunked ? ', chunked' : ''}`);
       const answers = (await r.json()) as { id: number; result: number }[];
       t.same(

@@ -13,7 +13,10 @@ t.test('a burst through the gateway shares few upstream connections', async (t) 
   const h = await startHarness({ sims: [{}], config: { upstream: { pipelineStallMs: 1000 } } });
   t.teardown(() => h.close());
   const answers = await Promise.all(Array.from({ length: 40 }, () => h.call('getSlot')));
-  t.ok(answers.every((a) => a.status === 200 && typeof a.json.result === 'number'), '40 slots');
+  t.ok(
+    answers.every((a) => a.status === 200 && typeof a.json.result === 'number'),
+    '40 slots',
+  );
   const pool = h.gw.pool.nodes[0]!.client as Http1Pool;
   t.ok(pool.connectionCount <= 40 / 4 + 1, `at most one connection per 4 requests (${pool.connectionCount})`);
 });
@@ -69,7 +72,10 @@ t.test('a burst that finds a node refusing pipelining: no error, and the node is
   t.not(node.state, 'ejected', 'the node is not ejected');
   t.equal(node.failures, 0, 'no failure recorded against it');
   const next = await Promise.all(Array.from({ length: 20 }, () => h.call('getBlockHeight')));
-  t.ok(next.every((a) => a.status === 200), 'the next burst is answered too');
+  t.ok(
+    next.every((a) => a.status === 200),
+    'the next burst is answered too',
+  );
 });
 
 t.test('upstream.client: undici still carries the traffic', async (t) => {
@@ -89,7 +95,9 @@ t.test('broadcast copies never ride a pipelined connection: each node gets each 
   t.teardown(() => h.close());
   for (const s of h.sims) s.set({ latencyMs: [30, 30] });
   const n = 24;
-  const answers = await Promise.all(Array.from({ length: n }, (_, i) => h.post(`{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`)));
+  const answers = await Promise.all(
+    Array.from({ length: n }, (_, i) => h.post(`{"jsonrpc":"2.0","id":${i},"method":"sendTransaction","params":["AQID${i}"]}`)),
+  );
   t.same(
     answers.map((a) => a.status),
     Array(n).fill(200),

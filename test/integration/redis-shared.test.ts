@@ -58,10 +58,12 @@ async function instance(t: Test, redis: RedisServer, node: SimNode, o: StartOpti
   });
   const lines = o.logLines;
   const log =
-    lines === undefined
-      ? silentLogger()
-      : pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (lines.push(chunk.toString()), cb()) }));
-  const gw = await startGateway(config, { log, consoleEphemeral: o.console === true, ...(o.tokenSyncIntervalMs === undefined ? {} : { tokenSyncIntervalMs: o.tokenSyncIntervalMs }) });
+    lines === undefined ? silentLogger() : pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, cb) => (lines.push(chunk.toString()), cb()) }));
+  const gw = await startGateway(config, {
+    log,
+    consoleEphemeral: o.console === true,
+    ...(o.tokenSyncIntervalMs === undefined ? {} : { tokenSyncIntervalMs: o.tokenSyncIntervalMs }),
+  });
   t.teardown(() => gw.close());
   return gw;
 }
@@ -82,7 +84,13 @@ interface Tally {
  */
 async function hammer(urls: string[], share: number[], headers: Record<string, string>, perSecond: number, seconds: number): Promise<Tally> {
   // Connections first (another token, no key): the measured span has no connection setup in it.
-  await Promise.all(urls.flatMap((u) => Array.from({ length: 20 }, () => fetch(`${u}/api-token/${TOKEN2}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }).then((r) => r.arrayBuffer()))));
+  await Promise.all(
+    urls.flatMap((u) =>
+      Array.from({ length: 20 }, () =>
+        fetch(`${u}/api-token/${TOKEN2}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GET_SLOT }).then((r) => r.arrayBuffer()),
+      ),
+    ),
+  );
   const tally: Tally = { ok: 0, limited: 0, other: 0, ms: 0, drainMs: 0 };
   const inflight = new Set<Promise<void>>();
   const start = performance.now();
@@ -121,7 +129,10 @@ function within10(t: Test, what: string, tally: Tally): void {
   const high = BURST + (RATE * (tally.ms + tally.drainMs)) / 1000;
   const err = tally.ok < low ? (tally.ok - low) / low : tally.ok > high ? (tally.ok - high) / high : 0;
   const span = high - low < 0.5 ? low.toFixed(0) : `${low.toFixed(0)}-${high.toFixed(0)}`;
-  t.ok(Math.abs(err) <= 0.1, `${what}: ${tally.ok} allowed vs ${span} expected (${(err * 100).toFixed(1)}% off), ${tally.limited} limited, ${tally.other} other`);
+  t.ok(
+    Math.abs(err) <= 0.1,
+    `${what}: ${tally.ok} allowed vs ${span} expected (${(err * 100).toFixed(1)}% off), ${tally.limited} limited, ${tally.other} other`,
+  );
   t.equal(tally.other, 0, `${what}: every call answered 200 or 429`);
 }
 
@@ -134,7 +145,11 @@ t.test('limits hold across two instances with two workers each', { skip: skipWit
   const config = { affinity: { keyRate: RATE, keyBurst: BURST } };
   const a = await instance(t, redis, node, { config });
   const b = await instance(t, redis, node, { config });
-  await eventually('both instances synced with Redis once', async () => (await a.metrics.text()).includes('jumpgate_redis_up 1') && (await b.metrics.text()).includes('jumpgate_redis_up 1'), 5000).catch(() => {});
+  await eventually(
+    'both instances synced with Redis once',
+    async () => (await a.metrics.text()).includes('jumpgate_redis_up 1') && (await b.metrics.text()).includes('jumpgate_redis_up 1'),
+    5000,
+  ).catch(() => {});
 
   t.test('a hot key split 50/50', async (t) => {
     within10(t, 'hot key, 50/50', await hammer([a.url, b.url], [0.5, 0.5], KEYED('hot-5050'), 3 * RATE, SECONDS));
@@ -145,7 +160,11 @@ t.test('limits hold across two instances with two workers each', { skip: skipWit
   t.test('a hot key split 80/20', async (t) => {
     within10(t, 'hot key, 80/20', await hammer([a.url, b.url], [0.8, 0.2], KEYED('hot-8020'), 3 * RATE, SECONDS));
     const served = (g: Gateway): number[] => g.dataPlane.requestsByWorker();
-    await eventually(() => `every worker served (A ${JSON.stringify(served(a))}, B ${JSON.stringify(served(b))})`, () => [...served(a), ...served(b)].every((n) => n > 0), 3000);
+    await eventually(
+      () => `every worker served (A ${JSON.stringify(served(a))}, B ${JSON.stringify(served(b))})`,
+      () => [...served(a), ...served(b)].every((n) => n > 0),
+      3000,
+    );
     t.pass(`requests per worker: A ${JSON.stringify(served(a))}, B ${JSON.stringify(served(b))}`);
   });
 });
@@ -186,11 +205,15 @@ t.test('Redis killed mid-run: served under local limits, up 0, logged once; rest
   t.equal(downLines(), 1, 'the outage is logged once');
 
   await redis.restart();
-  await eventually('jumpgate_redis_up 1 again on both', async () => {
-    // Syncs happen only with consumption: keep a trickle going.
-    await hammer([a.url, b.url], [0.5, 0.5], KEYED('trickle'), RATE, 0.2);
-    return (await up(a)) === '1' && (await up(b)) === '1';
-  }, 10_000);
+  await eventually(
+    'jumpgate_redis_up 1 again on both',
+    async () => {
+      // Syncs happen only with consumption: keep a trickle going.
+      await hammer([a.url, b.url], [0.5, 0.5], KEYED('trickle'), RATE, 0.2);
+      return (await up(a)) === '1' && (await up(b)) === '1';
+    },
+    10_000,
+  );
   t.equal(downLines(), 1, 'still one outage line');
   t.equal(lines.filter((l) => l.includes('redis reachable again')).length, 1, 'the recovery is logged once');
   within10(t, 'after the restart, hot key 50/50', await hammer([a.url, b.url], [0.5, 0.5], KEYED('after'), 3 * RATE, SECONDS));
@@ -223,7 +246,11 @@ t.test('token changes on one instance reach the other through Redis, not its pol
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // One store for both; a poll once a minute, so only the channel can be this fast.
   const config = { store: { url: `sqlite://${join(dir, 'store.db')}` } };
-  const a = await instance(t, redis, node, { config: { ...config, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } }, console: true, tokenSyncIntervalMs: 60_000 });
+  const a = await instance(t, redis, node, {
+    config: { ...config, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } },
+    console: true,
+    tokenSyncIntervalMs: 60_000,
+  });
   const b = await instance(t, redis, node, { config, tokenSyncIntervalMs: 60_000 });
   await eventually('B subscribed', async () => Number(await redis.numSub('it:tokens')) >= 2, 5000);
   const c = new ConsoleClient(a.console!.url);
@@ -232,7 +259,11 @@ t.test('token changes on one instance reach the other through Redis, not its pol
   const created = (await c.send('POST', `/api/v1/stacks/${stack.id}/tokens`, { label: 'bot' })).json;
   const token = created.token as string;
   const status = async (): Promise<number> => {
-    const r = await fetch(`${b.url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body: GET_SLOT });
+    const r = await fetch(`${b.url}/api-token/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close' },
+      body: GET_SLOT,
+    });
     await r.arrayBuffer();
     return r.status;
   };
@@ -258,7 +289,10 @@ t.test('a gateway starts and serves with Redis unreachable from the start, and s
   await redis.kill();
   const lines: string[] = [];
   // Started at all with Redis down: a start that waited for Redis would never get past this line.
-  const a = await instance(t, redis, node, { config: { affinity: { keyRate: RATE, keyBurst: BURST }, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } }, logLines: lines });
+  const a = await instance(t, redis, node, {
+    config: { affinity: { keyRate: RATE, keyBurst: BURST }, rpc: { host: '127.0.0.1', port: 0, wsPort: 0, workers: 0 } },
+    logLines: lines,
+  });
   const r = await hammer([a.url], [1], KEYED('alone'), RATE, 1);
   t.ok(r.ok > 0 && r.other === 0, `served: ${r.ok} allowed, ${r.limited} limited, ${r.other} other`);
   t.match(await a.metrics.text(), /^jumpgate_redis_up 0/m);

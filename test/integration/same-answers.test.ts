@@ -101,15 +101,15 @@ t.test('same config, two processes: same node per key, same fallback, same error
 
   // Errors: a node's own (passed through), the token check's, the batch limit's.
   const cases: [string, (i: Instance, id: number) => Promise<Sent>][] = [
-    ['unknown method (the node error passes through)', (i, id) => post(i.rpcUrl(TOKEN), `{"jsonrpc":"2.0","id":${id},"method":"noSuchMethod"}`, { 'x-service-affinity': 'key', 'x-service-affinity-key': 'key-0' })],
+    [
+      'unknown method (the node error passes through)',
+      (i, id) =>
+        post(i.rpcUrl(TOKEN), `{"jsonrpc":"2.0","id":${id},"method":"noSuchMethod"}`, { 'x-service-affinity': 'key', 'x-service-affinity-key': 'key-0' }),
+    ],
     ['unknown token (7401)', (i, id) => post(i.rpcUrl('no-such-token-0123456789'), `{"jsonrpc":"2.0","id":${id},"method":"getSlot"}`)],
     [
       'batch over limits.maxBatch (7701)',
-      (i, id) =>
-        post(
-          i.rpcUrl(TOKEN),
-          JSON.stringify(Array.from({ length: 6 }, (_, k) => ({ jsonrpc: '2.0', id: id + k, method: 'getSlot' }))),
-        ),
+      (i, id) => post(i.rpcUrl(TOKEN), JSON.stringify(Array.from({ length: 6 }, (_, k) => ({ jsonrpc: '2.0', id: id + k, method: 'getSlot' })))),
     ],
   ];
   for (const [what, send] of cases) {

@@ -30,7 +30,10 @@ async function cluster(t: Test): Promise<Harness> {
 }
 
 async function nodeBalance(url: string, key: string): Promise<{ value: number; slot: number }> {
-  const r = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [key, { commitment: 'processed' }] }) });
+  const r = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [key, { commitment: 'processed' }] }),
+  });
   const j = (await r.json()) as { result: { context: { slot: number }; value: number } };
   return { value: j.result.value, slot: j.result.context.slot };
 }
@@ -45,7 +48,11 @@ t.test('@solana/kit: airdrop, transfer through the gateway, signatureSubscribe, 
 
   t.equal((await rpc.getBalance(payer.address, { commitment: 'processed' }).send()).value, 0n, 'a fresh key has nothing');
   await rpc.requestAirdrop(payer.address, lamports(2_000_000_000n), { commitment: 'confirmed' }).send();
-  await eventually('the airdrop to show at confirmed', async () => (await rpc.getBalance(payer.address, { commitment: 'confirmed' }).send()).value === 2_000_000_000n, DEADLINE_MS);
+  await eventually(
+    'the airdrop to show at confirmed',
+    async () => (await rpc.getBalance(payer.address, { commitment: 'confirmed' }).send()).value === 2_000_000_000n,
+    DEADLINE_MS,
+  );
 
   // A finalized blockhash is known to every node, the lagging one included (its lag is < 32).
   const { value: latest } = await rpc.getLatestBlockhash({ commitment: 'finalized' }).send();
@@ -69,17 +76,30 @@ t.test('@solana/kit: airdrop, transfer through the gateway, signatureSubscribe, 
 
   // Every node shows the new balance once its view reaches the landing slot.
   for (const sim of h.sims) {
-    const seen = await eventuallyValue(`${sim.id} to show the transfer`, async () => {
-      const b = await nodeBalance(sim.url, to);
-      return b.value === 1_234_567 ? b : undefined;
-    }, DEADLINE_MS);
+    const seen = await eventuallyValue(
+      `${sim.id} to show the transfer`,
+      async () => {
+        const b = await nodeBalance(sim.url, to);
+        return b.value === 1_234_567 ? b : undefined;
+      },
+      DEADLINE_MS,
+    );
     t.ok(seen.slot >= status!.slot, `${sim.id} shows it from slot ${seen.slot} (landed ${status!.slot})`);
   }
   const fee = 5000;
   const left = 2_000_000_000n - 1_234_567n - BigInt(fee);
-  await eventually('the payer to have paid amount and fee', async () => (await rpc.getBalance(payer.address, { commitment: 'confirmed' }).send()).value === left, DEADLINE_MS);
+  await eventually(
+    'the payer to have paid amount and fee',
+    async () => (await rpc.getBalance(payer.address, { commitment: 'confirmed' }).send()).value === left,
+    DEADLINE_MS,
+  );
 
-  const got = await eventuallyValue('getTransaction', async () => (await rpc.getTransaction(tx.signature as never, { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding: 'json' }).send()) ?? undefined, DEADLINE_MS);
+  const got = await eventuallyValue(
+    'getTransaction',
+    async () =>
+      (await rpc.getTransaction(tx.signature as never, { commitment: 'confirmed', maxSupportedTransactionVersion: 0, encoding: 'json' }).send()) ?? undefined,
+    DEADLINE_MS,
+  );
   t.equal(got.meta?.fee, BigInt(fee));
   t.equal(got.version, 0);
   t.same(got.transaction.signatures, [tx.signature]);
@@ -100,14 +120,21 @@ t.test('@solana/web3.js v1: sendAndConfirmTransaction over the gateway HTTP and 
   t.match(sig, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
   // The gateway may ask the lagging node, which sees it a few slots later.
   await eventually('the transfer at confirmed', async () => (await conn.getBalance(to, 'confirmed')) === 5_000_000, DEADLINE_MS);
-  const parsed = await eventuallyValue('getTransaction', async () => (await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 })) ?? undefined, DEADLINE_MS);
+  const parsed = await eventuallyValue(
+    'getTransaction',
+    async () => (await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 })) ?? undefined,
+    DEADLINE_MS,
+  );
   t.equal(parsed.meta?.err, null);
   t.same(parsed.meta?.postBalances.slice(1, 2), [5_000_000]);
   // web3.js closes its idle socket (1000) 500 ms after its last subscription; before the
   // gateway stops, or it would reconnect for ever.
   const rpcWs = (conn as unknown as { _rpcWebSocket: { socket?: unknown; once(e: string, f: () => void): void; close(code: number): void } })._rpcWebSocket;
   if (rpcWs.socket !== undefined) {
-    const closed = await Promise.race([new Promise<boolean>((r) => rpcWs.once('close', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), 3000))]);
+    const closed = await Promise.race([
+      new Promise<boolean>((r) => rpcWs.once('close', () => r(true))),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 3000)),
+    ]);
     if (!closed) rpcWs.close(1000);
   }
 });

@@ -34,7 +34,11 @@ async function funded(node: SimNode, sol = 2): Promise<KeyPairSigner> {
   const payer = await generateKeyPairSigner();
   const lamports = sol * 1_000_000_000;
   t.match((await call(node, 'requestAirdrop', [payer.address, lamports])).result, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/);
-  await eventually('the airdrop', async () => (await call(node, 'getBalance', [payer.address, { commitment: 'confirmed' }])).result.value === lamports, DEADLINE_MS);
+  await eventually(
+    'the airdrop',
+    async () => (await call(node, 'getBalance', [payer.address, { commitment: 'confirmed' }])).result.value === lamports,
+    DEADLINE_MS,
+  );
   return payer;
 }
 
@@ -46,10 +50,12 @@ async function latest(node: SimNode, commitment = 'finalized'): Promise<{ blockh
 t.test('commitments: each method answers per commitment; minContextSlot; -32016 from a lagging node', async (t) => {
   const [fast, lagging] = await nodes(t, [{}, { lag: 20 }]);
   const slots = async (n: SimNode, method: string): Promise<number[]> =>
-    Promise.all(['processed', 'confirmed', 'finalized'].map(async (c) => {
-      const r = (await call(n, method, [{ commitment: c }])).result;
-      return typeof r === 'number' ? r : method === 'getEpochInfo' ? r.absoluteSlot : r.context.slot;
-    }));
+    Promise.all(
+      ['processed', 'confirmed', 'finalized'].map(async (c) => {
+        const r = (await call(n, method, [{ commitment: c }])).result;
+        return typeof r === 'number' ? r : method === 'getEpochInfo' ? r.absoluteSlot : r.context.slot;
+      }),
+    );
   for (const m of ['getSlot', 'getBlockHeight', 'getLatestBlockhash', 'getEpochInfo']) {
     const [p, c, f] = await slots(fast, m);
     t.ok(p! >= c! && c! > f!, `${m}: processed ${p} >= confirmed ${c} > finalized ${f}`);
@@ -75,13 +81,21 @@ t.test('a transfer: statuses walk processed → confirmed → finalized; balance
   const to = address((await generateKeyPairSigner()).address);
   const tx = await signTx(payer, [transferIx(payer, to, 1_000_000n)], (await latest(fast)).blockhash, 0n, 'legacy');
   t.equal((await call(fast, 'sendTransaction', [tx.wire, { encoding: 'base64' }])).result, tx.signature);
-  t.equal((await call(lagging, 'sendTransaction', [tx.wire, { encoding: 'base64', preflightCommitment: 'processed' }])).result, tx.signature, 'a copy to another node is accepted');
+  t.equal(
+    (await call(lagging, 'sendTransaction', [tx.wire, { encoding: 'base64', preflightCommitment: 'processed' }])).result,
+    tx.signature,
+    'a copy to another node is accepted',
+  );
   const seen = new Set<string>();
-  await eventually('the status to reach finalized', async () => {
-    const v = (await call(fast, 'getSignatureStatuses', [[tx.signature]])).result.value[0];
-    if (v !== null) seen.add(v.confirmationStatus);
-    return v?.confirmationStatus === 'finalized' && v.confirmations === null;
-  }, DEADLINE_MS);
+  await eventually(
+    'the status to reach finalized',
+    async () => {
+      const v = (await call(fast, 'getSignatureStatuses', [[tx.signature]])).result.value[0];
+      if (v !== null) seen.add(v.confirmationStatus);
+      return v?.confirmationStatus === 'finalized' && v.confirmations === null;
+    },
+    DEADLINE_MS,
+  );
   t.ok(seen.has('confirmed') || seen.has('processed'), `walked through ${[...seen].join(', ')}`);
   t.equal((await call(fast, 'getBalance', [to])).result.value, 1_000_000, 'finalized balance');
   const again = await call(fast, 'sendTransaction', [tx.wire, { encoding: 'base64' }]);
@@ -98,7 +112,10 @@ t.test('a transfer: statuses walk processed → confirmed → finalized; balance
   t.equal(got.meta.fee, 5000);
   t.same(got.meta.status, { Ok: null });
   t.equal(got.transaction.message.recentBlockhash.length > 30, true);
-  t.equal((await call(fast, 'getTransaction', [tx.signature, { commitment: 'processed' }])).error?.message, 'Method does not support commitment below `confirmed`');
+  t.equal(
+    (await call(fast, 'getTransaction', [tx.signature, { commitment: 'processed' }])).error?.message,
+    'Method does not support commitment below `confirmed`',
+  );
   const b64 = (await call(fast, 'getTransaction', [tx.signature, { encoding: 'base64' }])).result.transaction;
   t.same(b64, [tx.wire, 'base64']);
 });
@@ -111,7 +128,10 @@ t.test('sends refused as Agave refuses them: tampered signature, unseen and expi
   const bytes = Buffer.from(tx.wire, 'base64');
   bytes[5] ^= 0xff;
   const tampered = bytes.toString('base64');
-  t.same((await call(fast, 'sendTransaction', [tampered, { encoding: 'base64' }])).error, { code: -32003, message: 'Transaction signature verification failure' });
+  t.same((await call(fast, 'sendTransaction', [tampered, { encoding: 'base64' }])).error, {
+    code: -32003,
+    message: 'Transaction signature verification failure',
+  });
   const badSig = (await call(fast, 'sendTransaction', [tampered, { encoding: 'base64', skipPreflight: true }])).result as string;
   t.match(badSig, /^[1-9A-HJ-NP-Za-km-z]{86,88}$/, 'skipPreflight: accepted, as a node forwards it');
   // A blockhash from the fast node's processed slot is 20 slots in the lagging node's future.
@@ -125,7 +145,11 @@ t.test('sends refused as Agave refuses them: tampered signature, unseen and expi
   t.same((await call(behind, 'getHealth')).error, { code: -32005, message: 'Node is behind by 200 slots', data: { numSlotsBehind: 200 } });
   // The tampered copy never lands; the good one does.
   t.equal((await call(fast, 'sendTransaction', [tx.wire, { encoding: 'base64', preflightCommitment: 'processed' }])).result, tx.signature);
-  await eventually('the good copy to land', async () => (await call(fast, 'getBalance', [to, { commitment: 'processed' }])).result.value === 1_000_000, DEADLINE_MS);
+  await eventually(
+    'the good copy to land',
+    async () => (await call(fast, 'getBalance', [to, { commitment: 'processed' }])).result.value === 1_000_000,
+    DEADLINE_MS,
+  );
   t.same((await call(fast, 'getSignatureStatuses', [[badSig]])).result.value, [null], 'the tampered copy never landed');
   t.equal((await call(fast, 'sendTransaction', ['not base58 0OIl'])).error?.message, "invalid base58 encoding: InvalidCharacter { character: ' ', index: 3 }");
   t.match((await call(fast, 'sendTransaction', ['AQID', { encoding: 'base64' }])).error, { code: -32602, message: /^failed to deserialize/ });
@@ -161,18 +185,27 @@ t.test('errors and limits: pubkeys, encodings, 100 keys, blocks, skipped and cle
   let produced = finalized - 1;
   while (!node.cluster.skipped(skipped)) skipped--;
   while (node.cluster.skipped(produced)) produced--;
-  t.same((await call(node, 'getBlockTime', [skipped])).error, { code: -32007, message: `Slot ${skipped} was skipped, or missing due to ledger jump to recent snapshot` });
+  t.same((await call(node, 'getBlockTime', [skipped])).error, {
+    code: -32007,
+    message: `Slot ${skipped} was skipped, or missing due to ledger jump to recent snapshot`,
+  });
   t.type((await call(node, 'getBlockTime', [produced])).result, 'number');
   const first = (await call(pruned, 'getFirstAvailableBlock')).result as number;
   t.ok(first > 0);
-  t.match((await call(pruned, 'getBlockTime', [first - 10])).error, { code: -32001, message: `Block ${first - 10} cleaned up, does not exist on node. First available block: ${first}` });
+  t.match((await call(pruned, 'getBlockTime', [first - 10])).error, {
+    code: -32001,
+    message: `Block ${first - 10} cleaned up, does not exist on node. First available block: ${first}`,
+  });
   // With long-term storage, old blocks are found there; a skipped one answers -32009.
   pruned.set({ longTermStorage: true });
   let oldSkipped = first - 10;
   while (!pruned.cluster.skipped(oldSkipped)) oldSkipped--;
   let oldProduced = first - 10;
   while (pruned.cluster.skipped(oldProduced)) oldProduced--;
-  t.same((await call(pruned, 'getBlockTime', [oldSkipped])).error, { code: -32009, message: `Slot ${oldSkipped} was skipped, or missing in long-term storage` });
+  t.same((await call(pruned, 'getBlockTime', [oldSkipped])).error, {
+    code: -32009,
+    message: `Slot ${oldSkipped} was skipped, or missing in long-term storage`,
+  });
   t.type((await call(pruned, 'getBlockTime', [oldProduced])).result, 'number');
 });
 
@@ -196,7 +229,11 @@ t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs a
   subscribe(4, 'signatureSubscribe', [tx.signature, { commitment: 'finalized' }]);
   t.equal((await call(node, 'sendTransaction', [tx.wire, { encoding: 'base64' }])).result, tx.signature);
   const methods = ['accountNotification', 'programNotification', 'logsNotification', 'signatureNotification'];
-  await eventually(() => `all four notifications (${frames.map((f) => f.method).join(',')})`, () => methods.every((m) => frames.some((f) => f.method === m)), DEADLINE_MS);
+  await eventually(
+    () => `all four notifications (${frames.map((f) => f.method).join(',')})`,
+    () => methods.every((m) => frames.some((f) => f.method === m)),
+    DEADLINE_MS,
+  );
   const acct = frames.find((f) => f.method === 'accountNotification').params.result;
   t.equal(acct.value.owner, owner.address);
   t.equal(acct.value.space, 16);
@@ -205,7 +242,8 @@ t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs a
   t.same(frames.find((f) => f.method === 'signatureNotification').params.result.value, { err: null });
   t.equal(node.stats.wsSubscriptionsByMethod.get('signatureSubscribe'), undefined, 'a signature subscription ends once notified');
 
-  const list = async (filters: unknown[]): Promise<string[]> => ((await call(node, 'getProgramAccounts', [owner.address, { encoding: 'base64', filters }])).result as { pubkey: string }[]).map((a) => a.pubkey);
+  const list = async (filters: unknown[]): Promise<string[]> =>
+    ((await call(node, 'getProgramAccounts', [owner.address, { encoding: 'base64', filters }])).result as { pubkey: string }[]).map((a) => a.pubkey);
   t.same(await list([{ dataSize: 16 }]), [account.address]);
   t.same(await list([{ dataSize: 17 }]), []);
   t.same(await list([{ memcmp: { offset: 0, bytes: '11' } }]), [account.address]);
@@ -213,7 +251,9 @@ t.test('getProgramAccounts with dataSize and memcmp; WS account, program, logs a
   const withCtx = (await call(node, 'getProgramAccounts', [owner.address, { withContext: true, encoding: 'base64' }])).result;
   t.ok(withCtx.context.slot > 0);
   t.ok(await eventuallyValue('fees', async () => ((await call(node, 'getRecentPrioritizationFees', [])).result as unknown[]).length > 0 || undefined));
-  const message = Buffer.from(tx.wire, 'base64').subarray(1 + 64 * 2).toString('base64');
+  const message = Buffer.from(tx.wire, 'base64')
+    .subarray(1 + 64 * 2)
+    .toString('base64');
   t.equal((await call(node, 'getFeeForMessage', [message, { commitment: 'processed' }])).result.value, 10_000, 'two signatures');
 });
 
@@ -235,7 +275,14 @@ t.test('token program: getTokenAccountBalance, getTokenAccountsByOwner, jsonPars
     createAccountIx(payer, mint, 1_461_600n, 82n, tokenBytes),
     { programAddress: TOKEN, accounts: [{ address: mint.address, role: AccountRole.WRITABLE }], data: initMint },
     createAccountIx(payer, account, 2_039_280n, 165n, tokenBytes),
-    { programAddress: TOKEN, accounts: [{ address: account.address, role: AccountRole.WRITABLE }, { address: mint.address, role: AccountRole.READONLY }], data: initAccount },
+    {
+      programAddress: TOKEN,
+      accounts: [
+        { address: account.address, role: AccountRole.WRITABLE },
+        { address: mint.address, role: AccountRole.READONLY },
+      ],
+      data: initAccount,
+    },
     {
       programAddress: TOKEN,
       accounts: [
@@ -249,14 +296,22 @@ t.test('token program: getTokenAccountBalance, getTokenAccountsByOwner, jsonPars
   const tx = await signTx(payer, ixs, (await latest(node)).blockhash, 0n);
   const sent = await call(node, 'sendTransaction', [tx.wire, { encoding: 'base64' }]);
   t.equal(sent.result, tx.signature, JSON.stringify(sent.error));
-  const balance = await eventuallyValue('the token balance', async () => (await call(node, 'getTokenAccountBalance', [account.address, { commitment: 'processed' }])).result?.value, DEADLINE_MS);
+  const balance = await eventuallyValue(
+    'the token balance',
+    async () => (await call(node, 'getTokenAccountBalance', [account.address, { commitment: 'processed' }])).result?.value,
+    DEADLINE_MS,
+  );
   t.same(balance, { amount: '1500000', decimals: 6, uiAmount: 1.5, uiAmountString: '1.5' });
-  const list = (await call(node, 'getTokenAccountsByOwner', [payer.address, { mint: mint.address }, { encoding: 'jsonParsed', commitment: 'processed' }])).result.value;
+  const list = (await call(node, 'getTokenAccountsByOwner', [payer.address, { mint: mint.address }, { encoding: 'jsonParsed', commitment: 'processed' }]))
+    .result.value;
   t.equal(list.length, 1);
   t.equal(list[0].pubkey, account.address);
   t.same(list[0].account.data.parsed.info.tokenAmount.amount, '1500000');
   t.equal(list[0].account.data.program, 'spl-token');
-  t.same((await call(node, 'getTokenAccountBalance', [payer.address, { commitment: 'processed' }])).error, { code: -32602, message: 'Invalid param: not a Token account' });
+  t.same((await call(node, 'getTokenAccountBalance', [payer.address, { commitment: 'processed' }])).error, {
+    code: -32602,
+    message: 'Invalid param: not a Token account',
+  });
   const info = (await call(node, 'getAccountInfo', [account.address, { encoding: 'jsonParsed', commitment: 'processed' }])).result.value;
   t.equal(info.data.parsed.type, 'account');
 });

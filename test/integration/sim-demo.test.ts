@@ -39,7 +39,10 @@ t.test('jumpgate sim --nodes 3: one cluster, every port printed', async (t) => {
   t.teardown(() => p.child.kill('SIGKILL'));
   await p.waitFor(/3 nodes of one cluster/);
   const urls = [...p.out().matchAll(/sim node c-\d listening on (http:\/\/\S+) \(lag (\d+)\)/g)].map((m) => ({ url: m[1]!, lag: Number(m[2]) }));
-  t.same(urls.map((u) => u.lag), [0, 2, 5]);
+  t.same(
+    urls.map((u) => u.lag),
+    [0, 2, 5],
+  );
   t.equal([...p.out().matchAll(/WebSocket: ws:\/\/\S+/g)].length, 3);
   const call = async (url: string, method: string, params: unknown[]): Promise<any> =>
     ((await (await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result: any }).result;
@@ -47,7 +50,11 @@ t.test('jumpgate sim --nodes 3: one cluster, every port printed', async (t) => {
   await call(urls[0]!.url, 'requestAirdrop', [key, 5_000_000]);
   // Sent to the first node, seen by all three once their lag passes.
   for (const u of urls) {
-    await eventuallyValue(`${u.url} to see the airdrop`, async () => ((await call(u.url, 'getBalance', [key, { commitment: 'processed' }])).value === 5_000_000 ? true : undefined), 10_000);
+    await eventuallyValue(
+      `${u.url} to see the airdrop`,
+      async () => ((await call(u.url, 'getBalance', [key, { commitment: 'processed' }])).value === 5_000_000 ? true : undefined),
+      10_000,
+    );
   }
   t.pass('all three nodes see it');
   const help = runCli(['sim', '--help']);

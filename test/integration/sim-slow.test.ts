@@ -14,7 +14,8 @@ async function timedPost(url: string, body: string, headers: Record<string, stri
   return { ms: performance.now() - t0, status: r.status, text };
 }
 
-const rpc = (method: string) => `{"jsonrpc":"2.0","id":1,"method":"${method}"${method === 'getBalance' ? ',"params":["11111111111111111111111111111111"]' : ''}}`;
+const rpc = (method: string) =>
+  `{"jsonrpc":"2.0","id":1,"method":"${method}"${method === 'getBalance' ? ',"params":["11111111111111111111111111111111"]' : ''}}`;
 
 t.test('slowRate 1: every call is slowMs late, except health probes', async (t) => {
   const node = await startSim({ id: 's', port: 0, slowRate: 1, slowMs: 250 });

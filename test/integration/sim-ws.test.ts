@@ -188,7 +188,10 @@ t.test('slotNotification: exact shape, every slot, strictly increasing', async (
     slots.push(slot);
   }
   for (let i = 1; i < slots.length; i++) t.ok(slots[i]! > slots[i - 1]!, `slot ${slots[i]} > ${slots[i - 1]}`);
-  t.ok(slots.every((s, i) => i === 0 || s === slots[i - 1]! + 1), `one notification per slot: ${slots.join(',')}`);
+  t.ok(
+    slots.every((s, i) => i === 0 || s === slots[i - 1]! + 1),
+    `one notification per slot: ${slots.join(',')}`,
+  );
   t.ok(Math.abs(slots.at(-1)! - node.slot()) <= 1, 'the served slot');
 });
 
@@ -301,7 +304,10 @@ t.test('subscription ids: one node-wide counter from 0, across connections and b
   a.raw.length = 0;
   await b.notification('slotNotification', 5);
   await b.notification('slotNotification', 5);
-  t.notOk(a.raw.some((text) => text.includes('"subscription":0}')), 'no notification after unsubscribe');
+  t.notOk(
+    a.raw.some((text) => text.includes('"subscription":0}')),
+    'no notification after unsubscribe',
+  );
 });
 
 t.test('errors: invalid params, unknown methods, parse errors, pings, raw ids', async (t) => {
@@ -352,7 +358,11 @@ t.test('errors: invalid params, unknown methods, parse errors, pings, raw ids', 
   t.equal(await c.reply(), '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":3}');
   c.send('[{"jsonrpc":"2.0","id":"b1","method":"getSlot"},{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"rootSubscribe"}]');
   const batch = JSON.parse(await c.reply()) as Msg[];
-  t.same(batch.map((m) => m.id), ['b1', 'b2'], 'a batch answers its calls in order');
+  t.same(
+    batch.map((m) => m.id),
+    ['b1', 'b2'],
+    'a batch answers its calls in order',
+  );
   t.equal(typeof batch[1]!.result, 'number');
 });
 
@@ -495,7 +505,10 @@ t.test('port 0 gives pairs P, P+1 for many sims at once', async (t) => {
       return ((await r.json()) as Msg).result.identity as string;
     }),
   );
-  t.same(ids, nodes.map((n) => n.id));
+  t.same(
+    ids,
+    nodes.map((n) => n.id),
+  );
 });
 
 t.test('slow readers: notifications skip a socket with a large send buffer', async (t) => {
@@ -515,7 +528,8 @@ t.test('slow readers: notifications skip a socket with a large send buffer', asy
   const frame = (text: string): Buffer => {
     const payload = Buffer.from(text);
     const mask = Buffer.from([1, 2, 3, 4]);
-    const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+    const head =
+      payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
     const body = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
     return Buffer.concat([head, mask, body]);
   };

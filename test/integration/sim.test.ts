@@ -69,7 +69,10 @@ t.test('listens on an ephemeral port and serves the simple methods', async (t) =
   t.same((await call(node, 'getIdentity')).result, { identity: 'node-a' });
   t.same((await call(node, 'getVersion')).result, { 'feature-set': 3294202862, 'solana-core': '2.1.0' });
   const sim1 = await call(node, 'simulateTransaction', ['AQAB', { encoding: 'base64' }]);
-  t.same(sim1.error, { code: -32602, message: 'failed to deserialize solana_transaction::versioned::VersionedTransaction: io error: failed to fill whole buffer' });
+  t.same(sim1.error, {
+    code: -32602,
+    message: 'failed to deserialize solana_transaction::versioned::VersionedTransaction: io error: failed to fill whole buffer',
+  });
 
   // Synthetic mode acknowledges bytes that are no transaction, as benchmarks send them.
   const sig = (await call(node, 'sendTransaction', ['AQABAgM='])).result as string;
@@ -215,8 +218,16 @@ t.test('failRate 1 in each mode', async (t) => {
     error: { code: -32005, message: 'Node is unhealthy', data: { numSlotsBehind: null } },
     id: '9',
   });
-  const batch = JSON.parse((await post(node.url, '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"}]')).text) as RpcResponse[];
-  t.same(batch.map((x) => [x.id, x.error?.code]), [[1, -32005], [2, -32005]]);
+  const batch = JSON.parse(
+    (await post(node.url, '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"}]')).text,
+  ) as RpcResponse[];
+  t.same(
+    batch.map((x) => [x.id, x.error?.code]),
+    [
+      [1, -32005],
+      [2, -32005],
+    ],
+  );
 
   node.set({ failMode: 'mixed' });
   const statuses = new Set<number>();

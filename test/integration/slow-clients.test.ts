@@ -35,7 +35,11 @@ t.test('slowloris: stalled heads and stalled bodies do not slow anyone else down
     // A whole head announcing a body that never finishes: the request is in flight.
     sockets.push(await openStalled(port, `${head}Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`));
   }
-  await eventually(() => `the stalled bodies in flight (now ${h.gw.inflight()})`, () => h.gw.inflight() === STALLED / 2, 5000);
+  await eventually(
+    () => `the stalled bodies in flight (now ${h.gw.inflight()})`,
+    () => h.gw.inflight() === STALLED / 2,
+    5000,
+  );
 
   const answers = await Promise.all(Array.from({ length: 50 }, () => h.call('getSlot')));
   t.ok(
@@ -44,6 +48,10 @@ t.test('slowloris: stalled heads and stalled bodies do not slow anyone else down
   );
 
   for (const s of sockets) s.destroy();
-  await eventually(() => `in-flight back to 0 (now ${h.gw.inflight()})`, () => h.gw.inflight() === 0, 5000);
+  await eventually(
+    () => `in-flight back to 0 (now ${h.gw.inflight()})`,
+    () => h.gw.inflight() === 0,
+    5000,
+  );
   t.pass('closing the stalled connections releases their requests');
 });

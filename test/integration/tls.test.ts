@@ -42,7 +42,10 @@ interface Answer {
 }
 
 /** One HTTPS request (a POST when `body` is given); `ca` is trusted unless an agent brings its own. */
-function request(url: string, opts: { body?: string; ca?: Buffer; agent?: Agent | false; headers?: Record<string, string>; client?: { cert: string; key: string } } = {}): Promise<Answer> {
+function request(
+  url: string,
+  opts: { body?: string; ca?: Buffer; agent?: Agent | false; headers?: Record<string, string>; client?: { cert: string; key: string } } = {},
+): Promise<Answer> {
   const o: RequestOptions = {
     method: opts.body === undefined ? 'GET' : 'POST',
     agent: opts.agent ?? false,
@@ -135,12 +138,16 @@ t.test('HTTPS and WSS on the RPC and WebSocket ports; the console over HTTPS', {
     const stack = await request(`${base}/api/v1/stacks`, { body: '{"name":"main"}', ca: certs.caPem, headers });
     t.equal(stack.status, 201, 'stack created');
     const overview = await request(`${base}/api/v1/stacks/${JSON.parse(stack.text).id as string}/overview`, { ca: certs.caPem, headers });
-    t.same(JSON.parse(overview.text).endpoints, {
-      http: `${h.gw.url}/api-token/<TOKEN>`,
-      ws: `wss://127.0.0.1:${wsPort}/api-token/<TOKEN>/`,
-      httpBase: h.gw.url,
-      wsBase: `wss://127.0.0.1:${wsPort}`,
-    }, 'the endpoints shown are https:// and wss://');
+    t.same(
+      JSON.parse(overview.text).endpoints,
+      {
+        http: `${h.gw.url}/api-token/<TOKEN>`,
+        ws: `wss://127.0.0.1:${wsPort}/api-token/<TOKEN>/`,
+        httpBase: h.gw.url,
+        wsBase: `wss://127.0.0.1:${wsPort}`,
+      },
+      'the endpoints shown are https:// and wss://',
+    );
   });
 });
 
@@ -166,7 +173,13 @@ t.test('with TLS a taken port still fails the start: held by a TLS gateway, or b
   t.teardown(() => h.close());
   // Straight through startGateway: a harness that fails to start would leave its nodes running.
   const on = (port: number): Promise<Gateway> =>
-    startGateway(resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0 }, admin: { port: 0 }, offload: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }], tls }, {}), { log: silentLogger(), store: null });
+    startGateway(
+      resolveConfig(
+        { rpc: { host: '127.0.0.1', port, wsPort: 0 }, admin: { port: 0 }, offload: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }], tls },
+        {},
+      ),
+      { log: silentLogger(), store: null },
+    );
   await t.rejects(on(h.gw.port), /cannot listen on 127\.0\.0\.1:\d+ \(address in use/, 'a second TLS gateway on the same port');
   const held = createServer();
   await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
@@ -230,7 +243,13 @@ t.test('reload: new connections get the new certificate; open ones keep working'
   t.equal((await request(consoleUrl, { agent: consoleAgent })).fingerprint, certs.a.fingerprint, 'the console too');
   let notifications = 0;
   let closed = false;
-  const ws = await connectWs(new URL(`wss://127.0.0.1:${gw.port}/api-token/${TOKEN}/`), [], { message: () => notifications++, close: () => (closed = true) }, 5000, true);
+  const ws = await connectWs(
+    new URL(`wss://127.0.0.1:${gw.port}/api-token/${TOKEN}/`),
+    [],
+    { message: () => notifications++, close: () => (closed = true) },
+    5000,
+    true,
+  );
   t.teardown(() => ws.destroy());
   ws.send(SLOT_SUBSCRIBE);
   await eventually('slot notifications before the reload', () => notifications >= 3);
@@ -261,7 +280,13 @@ t.test('reload: new connections get the new certificate; open ones keep working'
     t.equal(fresh.status, 200, `${what}: a new connection answers`);
     t.equal(fresh.fingerprint, certs.b.fingerprint, `${what}: a new connection gets certificate b`);
   }
-  const after = await connectWs(new URL(`wss://127.0.0.1:${gw.port}/api-token/${TOKEN}/`), [], { message: () => undefined, close: () => undefined }, 5000, true);
+  const after = await connectWs(
+    new URL(`wss://127.0.0.1:${gw.port}/api-token/${TOKEN}/`),
+    [],
+    { message: () => undefined, close: () => undefined },
+    5000,
+    true,
+  );
   after.close();
 
   const same = await reload();
@@ -299,11 +324,17 @@ t.test('a certificate path that cannot be read fails the start, naming the field
   const certs = makeCerts(dir);
   const missing = join(dir, 'nope.pem');
   const file = join(dir, 'jumpgate.yaml');
-  writeFileSync(file, `nodes: [{ id: a, url: "http://127.0.0.1:1" }]\nrpc: { port: 0, wsPort: 0 }\nadmin: { port: 0 }\nconsole: { port: 0 }\ntls: { cert: ${missing}, key: ${certs.a.key} }\n`);
+  writeFileSync(
+    file,
+    `nodes: [{ id: a, url: "http://127.0.0.1:1" }]\nrpc: { port: 0, wsPort: 0 }\nadmin: { port: 0 }\nconsole: { port: 0 }\ntls: { cert: ${missing}, key: ${certs.a.key} }\n`,
+  );
   const p = runCli(['start', '--config', file]);
   t.equal(await p.exited, 2, 'exit 2: config error');
   t.match(p.out(), `config: tls.cert: cannot read ${missing} (ENOENT)`);
-  writeFileSync(file, `nodes: [{ id: a, url: "http://127.0.0.1:1" }]\nrpc: { port: 0, wsPort: 0 }\nadmin: { port: 0 }\nconsole: { port: 0 }\ntls: { cert: ${certs.a.cert}, key: ${certs.b.key} }\n`);
+  writeFileSync(
+    file,
+    `nodes: [{ id: a, url: "http://127.0.0.1:1" }]\nrpc: { port: 0, wsPort: 0 }\nadmin: { port: 0 }\nconsole: { port: 0 }\ntls: { cert: ${certs.a.cert}, key: ${certs.b.key} }\n`,
+  );
   const q = runCli(['start', '--config', file]);
   t.equal(await q.exited, 2);
   t.match(q.out(), /config: tls\.key: .*b\.key does not match the certificate in tls\.cert/);

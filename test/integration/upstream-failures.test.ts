@@ -46,7 +46,10 @@ interface Setup {
  * A gateway over `faulty` scripted upstreams (started `ok` so the first probe finds them
  * healthy) and, unless `sim` is false, one simulated node that lags (the retry target).
  */
-async function setup(t: Test, opts: { faulty?: number; sim?: boolean; weight?: number; raw?: RawUpstreamOptions; config?: Record<string, unknown> } = {}): Promise<Setup> {
+async function setup(
+  t: Test,
+  opts: { faulty?: number; sim?: boolean; weight?: number; raw?: RawUpstreamOptions; config?: Record<string, unknown> } = {},
+): Promise<Setup> {
   const raws: RawUpstream[] = [];
   for (let i = 0; i < (opts.faulty ?? 1); i++) raws.push(await startRawUpstream('ok', opts.raw));
   const config = opts.config ?? {};
@@ -85,7 +88,9 @@ function simCalls(h: Harness, method: string, sim = 0): number {
 
 /** Checks the docs/errors.md "Gateway errors" error body shape on the raw text; `rawId` is the id's JSON text. */
 function checkErrorBody(t: Test, text: string, code: number, rawId: string): void {
-  const re = new RegExp(`^\\{"jsonrpc":"2\\.0","error":\\{"code":${code},"message":"[^"]+","data":\\{.*\\}\\},"id":${rawId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\}$`);
+  const re = new RegExp(
+    `^\\{"jsonrpc":"2\\.0","error":\\{"code":${code},"message":"[^"]+","data":\\{.*\\}\\},"id":${rawId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\}$`,
+  );
   t.match(text, re, `error body shape, code ${code}, id ${rawId} byte-for-byte`);
   const j = JSON.parse(text);
   t.same(Object.keys(j), ['jsonrpc', 'error', 'id']);
@@ -161,7 +166,11 @@ for (const m of MODES) {
     t.equal(r.status, code === 7504 ? 504 : 502);
     checkErrorBody(t, r.text, code, '42');
     t.equal(r.json.error.data.attempts, 2, 'both nodes tried, then no node left');
-    if (m.mode !== 'refuse') t.same(raws.map((x) => x.calls('getBlockHeight')), [1, 1]);
+    if (m.mode !== 'refuse')
+      t.same(
+        raws.map((x) => x.calls('getBlockHeight')),
+        [1, 1],
+      );
   });
 }
 
@@ -171,7 +180,11 @@ t.test('7503 when every node is drained (weight 0)', async (t) => {
   t.equal(r.status, 503);
   checkErrorBody(t, r.text, 7503, '5');
   t.equal(r.json.error.data.attempts, 0);
-  t.same(raws.map((x) => x.calls('getBlockHeight')), [0, 0], 'drained nodes get no traffic');
+  t.same(
+    raws.map((x) => x.calls('getBlockHeight')),
+    [0, 0],
+    'drained nodes get no traffic',
+  );
 });
 
 t.test('7503 once the only node is ejected', async (t) => {
@@ -449,8 +462,11 @@ t.test('raw upstream helper: keep-alive, counting, refuse and back', async (t) =
   await t.rejects(fetch(raw.url, { method: 'POST', body }), 'refused');
   await raw.set('ok');
   const res = await fetch(raw.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `[${body},${rpcBody('getHealth', 4)}]` });
-  t.same(((await res.json()) as any[]).map((e) => [e.id, e.result === 'ok' || typeof e.result === 'number']), [
-    [3, true],
-    [4, true],
-  ]);
+  t.same(
+    ((await res.json()) as any[]).map((e) => [e.id, e.result === 'ok' || typeof e.result === 'number']),
+    [
+      [3, true],
+      [4, true],
+    ],
+  );
 });

@@ -49,7 +49,8 @@ function startOn(sim: SimNode, storeUrl: string, workers: number): Promise<Gatew
   return startGateway(config, { log: silentLogger(), consoleEphemeral: true, tokenSyncIntervalMs: 100 });
 }
 
-const CALL = (id: number, method: string, params?: unknown): string => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+const CALL = (id: number, method: string, params?: unknown): string =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
 
 /** What one round of the mix books, per method: [calls, errors]. */
 const PER_ROUND: Record<string, [number, number]> = {

@@ -29,8 +29,14 @@ t.test('HTTP: calls, batch elements, errors and bytes per token', async (t) => {
   t.equal(u.bytesOut, bytesOut);
   t.equal(h.gw.usage.totals(h.gw.tokens.find(TOKEN2)!.id).calls, 0, 'other tokens untouched');
   const cells = h.gw.usage.drain();
-  t.ok(cells.some((c) => c.method === 'getSlot' && c.calls === 2), 'per method');
-  t.ok(cells.some((c) => c.method === 'nope' && c.calls === 2 && c.errors === 2), "the batch element's node error is its method's");
+  t.ok(
+    cells.some((c) => c.method === 'getSlot' && c.calls === 2),
+    'per method',
+  );
+  t.ok(
+    cells.some((c) => c.method === 'nope' && c.calls === 2 && c.errors === 2),
+    "the batch element's node error is its method's",
+  );
   t.equal(h.gw.usage.totals(id).calls, 0, 'drained');
 });
 
@@ -42,7 +48,12 @@ t.test('WebSocket: every client call is a call, pings are not; notifications cou
   t.teardown(() => c.close());
   const raw: string[] = [];
   c.ws.addEventListener('message', (ev) => raw.push(ev.data as string));
-  const frames = ['{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}', '{"jsonrpc":"2.0","method":"ping"}', '{"jsonrpc":"2.0","id":2,"method":"getSlot"}', 'not json'];
+  const frames = [
+    '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}',
+    '{"jsonrpc":"2.0","method":"ping"}',
+    '{"jsonrpc":"2.0","id":2,"method":"getSlot"}',
+    'not json',
+  ];
   for (const f of frames) c.send(f);
   await c.collect((f) => f.method === 'slotNotification', 3);
   await c.next((f) => f.id === 2);
@@ -51,8 +62,15 @@ t.test('WebSocket: every client call is a call, pings are not; notifications cou
   const u = h.gw.usage.totals(id);
   t.equal(u.calls, 3, 'three client calls (the ping is no call)');
   t.equal(u.errors, 1, 'the unparsable one');
-  t.equal(u.bytesIn, frames.reduce((a, f) => a + Buffer.byteLength(f), 0));
-  t.equal(u.bytesOut, raw.reduce((a, f) => a + Buffer.byteLength(f), 0), 'answers and notifications');
+  t.equal(
+    u.bytesIn,
+    frames.reduce((a, f) => a + Buffer.byteLength(f), 0),
+  );
+  t.equal(
+    u.bytesOut,
+    raw.reduce((a, f) => a + Buffer.byteLength(f), 0),
+    'answers and notifications',
+  );
 });
 
 t.test('WebSocket: refused subscribes and unsubscribes, and a batch with a node error, are errors of their methods', async (t) => {

@@ -24,8 +24,17 @@ async function workersHarness(t: Test, config: Record<string, unknown> = {}, adm
 }
 
 /** One call on a connection of its own (a new connection may land on either worker). */
-async function fresh(url: string, token: string, headers: Record<string, string> = {}, body = GET_SLOT): Promise<{ status: number; node: string | null; text: string }> {
-  const r = await fetch(`${url}/api-token/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', connection: 'close', ...headers }, body });
+async function fresh(
+  url: string,
+  token: string,
+  headers: Record<string, string> = {},
+  body = GET_SLOT,
+): Promise<{ status: number; node: string | null; text: string }> {
+  const r = await fetch(`${url}/api-token/${token}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', connection: 'close', ...headers },
+    body,
+  });
   return { status: r.status, node: r.headers.get('x-service-node'), text: await r.text() };
 }
 
@@ -37,7 +46,11 @@ async function many(n: number, url: string, token = TOKEN, headers: Record<strin
 }
 
 async function bothWorkersServed(t: Test, h: Harness): Promise<void> {
-  await eventually(() => `requests reported by both workers (${JSON.stringify(h.gw.dataPlane.requestsByWorker())})`, () => h.gw.dataPlane.requestsByWorker().every((n) => n > 0), 5000);
+  await eventually(
+    () => `requests reported by both workers (${JSON.stringify(h.gw.dataPlane.requestsByWorker())})`,
+    () => h.gw.dataPlane.requestsByWorker().every((n) => n > 0),
+    5000,
+  );
   t.pass(`both workers served requests: ${JSON.stringify(h.gw.dataPlane.requestsByWorker())}`);
 }
 
@@ -111,11 +124,15 @@ t.test('usage is counted once across workers, and a drain loses no count', async
   const { token } = await store.createToken(account.id, stack.id, 'bot');
   // Until the token reached every worker some calls get 401 (not the token's usage): count the 200s.
   let warm = 0;
-  await eventually('the token in every worker', async () => {
-    const round = await many(10, h.url, token);
-    warm += round.filter((a) => a.status === 200).length;
-    return round.every((a) => a.status === 200);
-  }, 3000);
+  await eventually(
+    'the token in every worker',
+    async () => {
+      const round = await many(10, h.url, token);
+      warm += round.filter((a) => a.status === 200).length;
+      return round.every((a) => a.status === 200);
+    },
+    3000,
+  );
   const settled = await many(40, h.url, token);
   t.ok(
     settled.every((a) => a.status === 200),
@@ -162,10 +179,7 @@ t.test('admin and /metrics show one view: attempts add up over workers, probes d
     40,
     'attempts over both workers: 40',
   );
-  t.ok(
-    nodes.reduce((n, x) => n + x.latency.count, 0) === 40,
-    'latency histograms merged',
-  );
+  t.ok(nodes.reduce((n, x) => n + x.latency.count, 0) === 40, 'latency histograms merged');
   const metrics = await (await admin(h, '/metrics')).text();
   const served = [...metrics.matchAll(/^jumpgate_requests_total\{method="getSlot",status="200",node="[^"]+"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
   t.equal(served, 40, '/metrics counts 40 getSlot answers');
@@ -185,7 +199,10 @@ t.test('WebSocket subscriptions work on every worker', async (t) => {
   for (const c of clients) c.send({ jsonrpc: '2.0', id: 1, method: 'slotSubscribe' });
   await Promise.all(clients.map((c) => c.next((f) => f.method === 'slotNotification')));
   t.pass('6 clients get slot notifications');
-  await eventually('the admin view counts the connections of both workers', async () => ((await (await admin(h, '/admin/ws')).json()) as { connections: number }).connections === 6);
+  await eventually(
+    'the admin view counts the connections of both workers',
+    async () => ((await (await admin(h, '/admin/ws')).json()) as { connections: number }).connections === 6,
+  );
   t.pass('admin /admin/ws: 6 connections');
 });
 
@@ -205,7 +222,12 @@ t.test('hot-key limits hold for the whole gateway: one connection or eight over 
     await Promise.all(
       agents.map(async (dispatcher) => {
         while (performance.now() - started < ms) {
-          const r = await fetch(`${h.url}/api-token/${TOKEN}`, { method: 'POST', headers: { ...headers, 'x-service-affinity-key': key }, body: GET_SLOT, dispatcher } as RequestInit);
+          const r = await fetch(`${h.url}/api-token/${TOKEN}`, {
+            method: 'POST',
+            headers: { ...headers, 'x-service-affinity-key': key },
+            body: GET_SLOT,
+            dispatcher,
+          } as RequestInit);
           await r.arrayBuffer();
           if (r.status === 200) ok++;
           else if (r.status === 429) limited++;
@@ -223,7 +245,10 @@ t.test('hot-key limits hold for the whole gateway: one connection or eight over 
     const r = await hammer(clients, key, 3000);
     const allowed = burst + rate * r.seconds;
     t.ok(r.limited > 0, `${clients} client(s): the limit was reached (${r.limited} refused)`);
-    t.ok(Math.abs(r.ok - allowed) <= 0.1 * allowed, `${clients} client(s): ${r.ok} answered in ${r.seconds.toFixed(2)} s, allowed ${Math.round(allowed)} (±10%)`);
+    t.ok(
+      Math.abs(r.ok - allowed) <= 0.1 * allowed,
+      `${clients} client(s): ${r.ok} answered in ${r.seconds.toFixed(2)} s, allowed ${Math.round(allowed)} (±10%)`,
+    );
   }
   await bothWorkersServed(t, h);
 });
@@ -239,7 +264,15 @@ t.test('a reload reaches every worker before it answers: nodes, weights, limits'
   const dir = mk(join(tmpdir(), 'jg-workers-reload-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'jumpgate.yaml');
-  const base = ['rpc: { port: 0, wsPort: 0, workers: 2 }', 'console: { port: 0 }', "store: { url: 'sqlite://:memory:' }", 'offload: { threads: 0 }', 'log: { level: silent }', `admin: { port: 0, token: ${ADMIN} }`, `tokens: [{ token: ${TOKEN}, stack: t }]`];
+  const base = [
+    'rpc: { port: 0, wsPort: 0, workers: 2 }',
+    'console: { port: 0 }',
+    "store: { url: 'sqlite://:memory:' }",
+    'offload: { threads: 0 }',
+    'log: { level: silent }',
+    `admin: { port: 0, token: ${ADMIN} }`,
+    `tokens: [{ token: ${TOKEN}, stack: t }]`,
+  ];
   writeFileSync(file, [...base, `nodes: [{ id: n0, url: "${sims[0]!.url}" }]`].join('\n'));
   const gw = await startGateway(loadConfig(file), { log: silentLogger(), configPath: file, adminEphemeral: true });
   t.teardown(() => gw.close());
@@ -264,8 +297,21 @@ t.test('a second gateway on the same address fails to start, even though workers
   await new Promise((r) => probe.close(r));
   const h = await workersHarness(t, { rpc: { workers: 2, port } });
   for (const workers of [2, 0]) {
-    const config = resolveConfig({ rpc: { host: '127.0.0.1', port, wsPort: 0, workers }, console: { port: 0 }, admin: { port: 0 }, offload: { threads: 0 }, nodes: [{ id: 'n0', url: h.sims[0]!.url }] }, {});
-    await t.rejects(startGateway(config, { log: silentLogger(), store: null }), /cannot listen on 127\.0\.0\.1:\d+ \(address in use/, `a second gateway (workers ${workers}) is refused`);
+    const config = resolveConfig(
+      {
+        rpc: { host: '127.0.0.1', port, wsPort: 0, workers },
+        console: { port: 0 },
+        admin: { port: 0 },
+        offload: { threads: 0 },
+        nodes: [{ id: 'n0', url: h.sims[0]!.url }],
+      },
+      {},
+    );
+    await t.rejects(
+      startGateway(config, { log: silentLogger(), store: null }),
+      /cannot listen on 127\.0\.0\.1:\d+ \(address in use/,
+      `a second gateway (workers ${workers}) is refused`,
+    );
   }
   t.equal((await fresh(h.url, TOKEN)).status, 200, 'the first still serves');
 });

@@ -68,7 +68,7 @@ t.test('deactivating a store token closes its open sockets, and only those', asy
   t.equal(other.closed, null, "another token's socket keeps streaming");
 });
 
-t.test('disabling the stack closes its tokens\' sockets', async (t) => {
+t.test("disabling the stack closes its tokens' sockets", async (t) => {
   const { h, store, accountId, stackId } = await setup(t);
   const { token } = await store.createToken(accountId, stackId, 'bot');
   const c = await waitStreaming(t, h, token);

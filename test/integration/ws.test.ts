@@ -24,7 +24,9 @@ function rawUpgrade(port: number, path: string): Promise<{ status: string; close
     let data = '';
     s.on('data', (d) => (data += d.toString()));
     s.on('close', () => resolve({ status: data.split('\r\n')[0]!, closed: true }));
-    s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    s.write(
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     setTimeout(() => resolve({ status: data.split('\r\n')[0]!, closed: false }), 2000);
   });
 }
@@ -127,7 +129,10 @@ for (const how of ['websocket drops', 'node killed'] as const) {
     const slots = c.frames.filter((f) => f.method === 'slotNotification').map((f) => f.params.result.slot as number);
     for (let i = 1; i < slots.length; i++) if (slots[i]! <= slots[i - 1]!) t.fail(`slot ${slots[i]} after ${slots[i - 1]}`);
     t.pass(`${slots.length} slots strictly increasing across the failover`);
-    t.ok(c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id), 'same client id throughout');
+    t.ok(
+      c.frames.filter((f) => f.method === 'slotNotification').every((f) => f.params.subscription === id),
+      'same client id throughout',
+    );
     const roots = c.frames.filter((f) => f.method === 'rootNotification').map((f) => f.params.result as number);
     for (let i = 1; i < roots.length; i++) if (roots[i]! <= roots[i - 1]!) t.fail('root went backwards');
     t.ok(roots.length > 0, 'root notifications flow too');
@@ -146,7 +151,10 @@ t.test('other calls over the socket are forwarded and answered with the clientâ€
   t.ok(single, 'single call answered');
   c.send('[{"jsonrpc":"2.0","id":"x","method":"getIdentity"},{"jsonrpc":"2.0","id":null,"method":"getBlockHeight"},{"bad":1}]');
   const batch = await c.next((f) => Array.isArray(f));
-  t.same(batch.map((e: any) => e.id), ['x', null, null]);
+  t.same(
+    batch.map((e: any) => e.id),
+    ['x', null, null],
+  );
   t.equal(batch[2].error.code, -32600);
   // Exact id bytes: read the raw frame text.
   const raw: string[] = [];
@@ -166,13 +174,19 @@ t.test('subscription frames are read from the one-pass analysis: escapes, whites
   const key = 'Acct1x'.padEnd(32, '1');
   a.send(`{"jsonrpc":"2.0","id":"a1","method":"accountSubscribe","params":["${key}",{"encoding":"base64","commitment":"confirmed"}]}`);
   // The same subscription written differently: escaped method name, whitespace, other key order.
-  b.send(`{ "params" : [ "${key}" , { "commitment" : "confirmed" , "encoding" : "base64" } ] , "method" : "account\u0053ubscribe" , "id" : 12345678901234567890 , "jsonrpc" : "2.0" }`);
+  b.send(
+    `{ "params" : [ "${key}" , { "commitment" : "confirmed" , "encoding" : "base64" } ] , "method" : "account\u0053ubscribe" , "id" : 12345678901234567890 , "jsonrpc" : "2.0" }`,
+  );
   const subA = (await a.next((f) => f.id === 'a1')).result;
   t.type(subA, 'number', 'first client subscribed');
   const raw: string[] = [];
   b.ws.addEventListener('message', (ev) => raw.push(ev.data as string));
   await eventually('second client answered', () => raw.some((r) => r.includes('12345678901234567890')));
-  t.match(raw.find((r) => r.includes('12345678901234567890')), /"result":\d+,"id":12345678901234567890\}$/, 'subscribed, the id bytes as sent');
+  t.match(
+    raw.find((r) => r.includes('12345678901234567890')),
+    /"result":\d+,"id":12345678901234567890\}$/,
+    'subscribed, the id bytes as sent',
+  );
   t.equal(h.gw.hub!.sharedCount, 1, 'both share one upstream subscription');
   b.send({ jsonrpc: '2.0', id: 'dup', method: 'accountSubscribe', params: [key, { encoding: 'base64', commitment: 'confirmed' }] });
   t.match(await b.next((f) => f.id === 'dup'), { error: { code: 7702 } }, 'the same subscription again on one connection: 7702');
@@ -201,12 +215,17 @@ t.test('bad frames: binary 1003, invalid JSON -32700, oversize closed, 10,000 su
   // 10,000 subscribe attempts on one connection: 100 accepted, the rest refused with 7703.
   const many = await openWs(url);
   t.teardown(() => many.close());
-  for (let i = 0; i < 10_000; i++) many.send({ jsonrpc: '2.0', id: i, method: 'accountSubscribe', params: [`Acct${i}x`.replace(/0/g, 'z').padEnd(32, '1'), { encoding: 'base64' }] });
+  for (let i = 0; i < 10_000; i++)
+    many.send({ jsonrpc: '2.0', id: i, method: 'accountSubscribe', params: [`Acct${i}x`.replace(/0/g, 'z').padEnd(32, '1'), { encoding: 'base64' }] });
   const answers = await many.collect((f) => typeof f.id === 'number', 10_000, 15_000);
   const ok = answers.filter((f) => typeof f.result === 'number').length;
   const limited = answers.filter((f) => f.error?.code === 7703).length;
   t.equal(ok, 100, '100 subscriptions (ws.maxSubscriptionsPerConnection)');
-  t.equal(limited, 9900, `the rest: 7703 (others: ${JSON.stringify(answers.filter((f) => typeof f.result !== 'number' && f.error?.code !== 7703).slice(0, 3))})`);
+  t.equal(
+    limited,
+    9900,
+    `the rest: 7703 (others: ${JSON.stringify(answers.filter((f) => typeof f.result !== 'number' && f.error?.code !== 7703).slice(0, 3))})`,
+  );
   t.ok(h.sims[0]!.stats.wsSubscriptions <= 100, 'the node holds at most 100');
   j.send({ jsonrpc: '2.0', id: 'alive', method: 'getIdentity' });
   t.ok(await j.next((f) => f.id === 'alive'), 'other connections unaffected');
@@ -224,14 +243,17 @@ function stubbornClient(port: number, path: string): Promise<{ sock: Socket; sen
         sendText(s: string) {
           const payload = Buffer.from(s);
           const mask = Buffer.from([1, 2, 3, 4]);
-          const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
+          const head =
+            payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
           const body = Buffer.alloc(payload.length);
           for (let i = 0; i < payload.length; i++) body[i] = payload[i]! ^ mask[i & 3]!;
           sock.write(Buffer.concat([head, mask, body]));
         },
       });
     });
-    sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    sock.write(
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
   });
 }
 

@@ -102,7 +102,7 @@ function check(): { problems: Problem[]; citations: number; links: number } {
   return { problems, citations, links };
 }
 
-t.test('anchors are GitHub slugs, and a citation may give a heading\'s first words', async (t) => {
+t.test("anchors are GitHub slugs, and a citation may give a heading's first words", async (t) => {
   t.equal(slug('Shared limits across instances (Redis)'), 'shared-limits-across-instances-redis');
   t.equal(slug('The load generator: `jumpgate bench`'), 'the-load-generator-jumpgate-bench');
   t.equal(slug('Side by side: S1–S7, the floor and isolation'), 'side-by-side-s1s7-the-floor-and-isolation');

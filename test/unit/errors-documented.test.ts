@@ -62,7 +62,10 @@ function codeTable(heading: string): Map<string, string> {
 }
 
 /** Every (code, status) the console API answers: its own errors and those fastify raises. */
-const consoleCodes: [string, number][] = [...Object.values(ApiErrors).map((e): [string, number] => [e.code, e.status]), ...Object.entries(HTTP_CODES).map(([status, code]): [string, number] => [code, Number(status)])];
+const consoleCodes: [string, number][] = [
+  ...Object.values(ApiErrors).map((e): [string, number] => [e.code, e.status]),
+  ...Object.entries(HTTP_CODES).map(([status, code]): [string, number] => [code, Number(status)]),
+];
 
 t.test('every console API error code is documented with its HTTP status', async (t) => {
   const documented = codeTable('Console API errors');

@@ -5,7 +5,7 @@ import t from 'tap';
 import { giveBack, LARGE_SLAB, SLAB, SLAB_FROM, slabSized, spareSlabs, takeSlab } from '../../src/slabs.js';
 
 t.test('sizes: above half of Buffer.poolSize, up to a large slab', async (t) => {
-  t.notOk(slabSized(SLAB_FROM), 'Node\'s own pool serves these');
+  t.notOk(slabSized(SLAB_FROM), "Node's own pool serves these");
   t.ok(slabSized(SLAB_FROM + 1));
   t.ok(slabSized(SLAB));
   t.ok(slabSized(SLAB + 1));

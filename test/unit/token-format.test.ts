@@ -29,7 +29,16 @@ t.test('admin tokens: jga_ and 144 random bits, told apart from API tokens', asy
 
 t.test('the accepted pattern: 16 or more URL-path-safe characters', async (t) => {
   for (const ok of ['abcdefghijklmnop', 'A-Z_0-9-abcdefgh', 'x'.repeat(200)]) t.ok(API_TOKEN_RE.test(ok), ok);
-  for (const bad of ['', 'abcdefghijklmno', 'abcdefgh/ijklmnop', 'abcdefgh ijklmnop', 'abcdefgh.ijklmnop', 'abcdefgh~ijklmnop', 'abcdefghijklmnop\n', 'ääääääääääääääää']) {
+  for (const bad of [
+    '',
+    'abcdefghijklmno',
+    'abcdefgh/ijklmnop',
+    'abcdefgh ijklmnop',
+    'abcdefgh.ijklmnop',
+    'abcdefgh~ijklmnop',
+    'abcdefghijklmnop\n',
+    'ääääääääääääääää',
+  ]) {
     t.notOk(API_TOKEN_RE.test(bad), JSON.stringify(bad));
   }
   t.equal(API_TOKEN_RULE, 'at least 16 characters from [A-Za-z0-9_-]');

@@ -36,7 +36,15 @@ export function lineChart(canvas) {
     data: {
       labels: [],
       datasets: [
-        { label: 'Calls', data: [], borderColor: BLUE, backgroundColor: 'rgba(37, 99, 235, 0.12)', fill: true, cubicInterpolationMode: 'monotone', pointRadius: 0 },
+        {
+          label: 'Calls',
+          data: [],
+          borderColor: BLUE,
+          backgroundColor: 'rgba(37, 99, 235, 0.12)',
+          fill: true,
+          cubicInterpolationMode: 'monotone',
+          pointRadius: 0,
+        },
         { label: 'Errors', data: [], borderColor: RED, backgroundColor: RED, cubicInterpolationMode: 'monotone', pointRadius: 0 },
       ],
     },

@@ -32,7 +32,12 @@ export async function api(method, path, body) {
   if (res.status === 204) return null;
   const data = await res.json().catch(() => null);
   if (!res.ok) {
-    const failure = new ApiFailure(res.status, data?.error?.code ?? `http_${res.status}`, data?.error?.message ?? res.statusText, res.headers.get('retry-after'));
+    const failure = new ApiFailure(
+      res.status,
+      data?.error?.code ?? `http_${res.status}`,
+      data?.error?.message ?? res.statusText,
+      res.headers.get('retry-after'),
+    );
     if (res.status === 401 && failure.code === 'unauthorized') {
       location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
     }

@@ -8,7 +8,12 @@ async function load() {
     el(
       'tr',
       { 'data-stack-id': s.id },
-      el('td', {}, el('a', { href: `/stacks/${encodeURIComponent(s.id)}`, 'data-testid': 'stack-link' }, s.name), s.disabled ? el('span', { class: 'badge off' }, 'disabled') : ''),
+      el(
+        'td',
+        {},
+        el('a', { href: `/stacks/${encodeURIComponent(s.id)}`, 'data-testid': 'stack-link' }, s.name),
+        s.disabled ? el('span', { class: 'badge off' }, 'disabled') : '',
+      ),
       el('td', { class: 'muted' }, s.description ?? ''),
       el('td', {}, formatDate(s.createdAt)),
     ),

@@ -20,7 +20,16 @@ function row(t) {
     el(
       'td',
       { class: 'actions' },
-      el('button', { type: 'button', class: 'secondary', 'data-action': 'toggle', onclick: () => act(() => api('PATCH', `${stackPath}/tokens/${encodeURIComponent(t.id)}`, { active: !t.active })) }, t.active ? 'Deactivate' : 'Activate'),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          'data-action': 'toggle',
+          onclick: () => act(() => api('PATCH', `${stackPath}/tokens/${encodeURIComponent(t.id)}`, { active: !t.active })),
+        },
+        t.active ? 'Deactivate' : 'Activate',
+      ),
       el(
         'button',
         {

@@ -32,7 +32,9 @@ export async function accountRoutes(app: FastifyInstance, ctx: ConsoleContext): 
       const wait = ctx.registrations.begin(ip);
       if (wait > 0) {
         ctx.log.warn({ ip }, 'registration throttled');
-        throw new ApiError('throttled', 'Too many registrations from this address; try again later', { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) });
+        throw new ApiError('throttled', 'Too many registrations from this address; try again later', {
+          'retry-after': String(Math.max(1, Math.ceil(wait / 1000))),
+        });
       }
       const email = normalizeEmail(req.body.email);
       const hash = await hashPassword(req.body.password);

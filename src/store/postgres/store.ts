@@ -68,7 +68,11 @@ export class PgStore extends SqlStore {
   // Every change that can bump the token version is announced once it is committed. A failed
   // NOTIFY loses nothing: the token syncs' polling still sees the new version.
 
-  override async updateStack(accountId: string, stackId: string, patch: { name?: string; description?: string | null; disabled?: boolean }): Promise<Stack | null> {
+  override async updateStack(
+    accountId: string,
+    stackId: string,
+    patch: { name?: string; description?: string | null; disabled?: boolean },
+  ): Promise<Stack | null> {
     const r = await super.updateStack(accountId, stackId, patch);
     if (r !== null && patch.disabled !== undefined) await this.notifyTokens();
     return r;

@@ -53,13 +53,20 @@ async function sumsByStart(db: Db, who: Subject, pieces: Piece[]): Promise<Start
     const t = p.table as 'usage_minute';
     const rows = await db
       .selectFrom(t)
-      .select((eb) => ['start_ms', eb.fn.sum<number>('calls').as('calls'), eb.fn.sum<number>('errors').as('errors'), eb.fn.sum<number>('bytes_in').as('bytesIn'), eb.fn.sum<number>('bytes_out').as('bytesOut')])
+      .select((eb) => [
+        'start_ms',
+        eb.fn.sum<number>('calls').as('calls'),
+        eb.fn.sum<number>('errors').as('errors'),
+        eb.fn.sum<number>('bytes_in').as('bytesIn'),
+        eb.fn.sum<number>('bytes_out').as('bytesOut'),
+      ])
       .where(k, '=', who.key)
       .where('start_ms', '>=', p.from)
       .where('start_ms', '<', p.to)
       .groupBy('start_ms')
       .execute();
-    for (const r of rows) out.push({ start: Number(r.start_ms), calls: Number(r.calls), errors: Number(r.errors), bytes: Number(r.bytesIn) + Number(r.bytesOut) });
+    for (const r of rows)
+      out.push({ start: Number(r.start_ms), calls: Number(r.calls), errors: Number(r.errors), bytes: Number(r.bytesIn) + Number(r.bytesOut) });
   }
   return out;
 }
@@ -133,7 +140,13 @@ async function perMethod(db: Db, who: Subject, pieces: Piece[]): Promise<Map<str
 
 /** Whether `tokenId` is one of the stack's tokens (deleted ones included: their usage still shows). */
 async function tokenOfStack(db: Db, accountId: string, stackId: string, tokenId: string): Promise<boolean> {
-  const r = await db.selectFrom('api_tokens').select('id').where('id', '=', tokenId).where('account_id', '=', accountId).where('stack_id', '=', stackId).executeTakeFirst();
+  const r = await db
+    .selectFrom('api_tokens')
+    .select('id')
+    .where('id', '=', tokenId)
+    .where('account_id', '=', accountId)
+    .where('stack_id', '=', stackId)
+    .executeTakeFirst();
   return r !== undefined;
 }
 

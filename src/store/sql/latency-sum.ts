@@ -40,7 +40,11 @@ function emptyLike(raw: Buffer): hdr.JsHistogram {
 }
 
 function sameLayout(h: hdr.JsHistogram, raw: Buffer): boolean {
-  return raw.readInt32BE(12) === h.numberOfSignificantValueDigits && Number(raw.readBigInt64BE(16)) === h.lowestDiscernibleValue && Number(raw.readBigInt64BE(24)) === h.highestTrackableValue;
+  return (
+    raw.readInt32BE(12) === h.numberOfSignificantValueDigits &&
+    Number(raw.readBigInt64BE(16)) === h.lowestDiscernibleValue &&
+    Number(raw.readBigInt64BE(24)) === h.highestTrackableValue
+  );
 }
 
 /** Adds the counts of `raw` (its layout is `h`'s) into `h`. */

@@ -11,8 +11,17 @@ export function sha256Hex(s: string): string {
 
 export async function createSession(db: Db, accountId: string, ttlMs: number): Promise<Session> {
   const now = Date.now();
-  const s: Session = { id: randomBytes(32).toString('base64url'), accountId, csrfToken: randomBytes(32).toString('base64url'), createdAt: now, expiresAt: now + ttlMs };
-  await db.insertInto('sessions').values({ id: sha256Hex(s.id), account_id: accountId, csrf_token: s.csrfToken, created_at: s.createdAt, expires_at: s.expiresAt }).execute();
+  const s: Session = {
+    id: randomBytes(32).toString('base64url'),
+    accountId,
+    csrfToken: randomBytes(32).toString('base64url'),
+    createdAt: now,
+    expiresAt: now + ttlMs,
+  };
+  await db
+    .insertInto('sessions')
+    .values({ id: sha256Hex(s.id), account_id: accountId, csrf_token: s.csrfToken, created_at: s.createdAt, expires_at: s.expiresAt })
+    .execute();
   return s;
 }
 

@@ -78,7 +78,14 @@ export async function listStacks(db: Db, accountId: string): Promise<Stack[]> {
 }
 
 export async function createStack(db: Db, accountId: string, name: string, description: string | null): Promise<Stack> {
-  const stack: Stack = { id: newId('stk'), accountId, name: checkName(name, 'name'), description: checkDescription(description), disabled: false, createdAt: Date.now() };
+  const stack: Stack = {
+    id: newId('stk'),
+    accountId,
+    name: checkName(name, 'name'),
+    description: checkDescription(description),
+    disabled: false,
+    createdAt: Date.now(),
+  };
   if ((await stackByName(db, accountId, stack.name)) !== null) throw new StoreError('conflict', `a stack named "${stack.name}" exists`);
   try {
     await db
@@ -178,7 +185,12 @@ export async function setTokenActive(db: Kysely<Database>, accountId: string, to
     const t = await tokenById(trx, accountId, tokenId);
     if (t === null) return null;
     if (t.active !== active) {
-      await trx.updateTable('api_tokens').set({ active: active ? 1 : 0 }).where('account_id', '=', accountId).where('id', '=', tokenId).execute();
+      await trx
+        .updateTable('api_tokens')
+        .set({ active: active ? 1 : 0 })
+        .where('account_id', '=', accountId)
+        .where('id', '=', tokenId)
+        .execute();
       await bumpTokenVersion(trx);
     }
     return { ...t, active };
@@ -205,7 +217,14 @@ export async function tokensForGateway(db: Db): Promise<TokenForGateway[]> {
   const rows = await db
     .selectFrom('api_tokens')
     .innerJoin('stacks', 'stacks.id', 'api_tokens.stack_id')
-    .select(['api_tokens.id as id', 'api_tokens.hash as hash', 'api_tokens.prefix as prefix', 'api_tokens.stack_id as stackId', 'api_tokens.active as active', 'stacks.disabled as disabled'])
+    .select([
+      'api_tokens.id as id',
+      'api_tokens.hash as hash',
+      'api_tokens.prefix as prefix',
+      'api_tokens.stack_id as stackId',
+      'api_tokens.active as active',
+      'stacks.disabled as disabled',
+    ])
     .where('api_tokens.deleted_at', 'is', null)
     .execute();
   return rows.map((r) => ({

@@ -24,7 +24,10 @@ async function rollUpTable(db: Db, from: 'usage_minute' | 'usage_hour', tokenSpa
     }
     const rows: UsageTable[] = await q.execute();
     if (rows.length === 0) return;
-    const stacks = await stacksOf(db, rows.map((r) => r.token_id));
+    const stacks = await stacksOf(
+      db,
+      rows.map((r) => r.token_id),
+    );
     const batch = new UsageBatch();
     for (const r of rows) {
       const amounts = { calls: Number(r.calls), errors: Number(r.errors), bytesIn: Number(r.bytes_in), bytesOut: Number(r.bytes_out), histogram: r.histogram };

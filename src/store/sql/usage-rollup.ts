@@ -78,7 +78,15 @@ export class UsageBatch {
    * Adds `u` (of `tokenId`'s `method` at minute `minute`) into the rows of `tokenSpans` and,
    * when the token belongs to a stack, of `stackSpans`.
    */
-  add(tokenSpans: readonly SpanTable[], stackSpans: readonly SpanTable[], tokenId: string, stackId: string | null, method: string, minute: number, u: UsageAmounts): void {
+  add(
+    tokenSpans: readonly SpanTable[],
+    stackSpans: readonly SpanTable[],
+    tokenId: string,
+    stackId: string | null,
+    method: string,
+    minute: number,
+    u: UsageAmounts,
+  ): void {
     const latency = u.histogram === null ? null : v2Bytes(u.histogram);
     for (const s of tokenSpans) this.row('token', s, tokenId, method, minute).add(u, latency);
     if (stackId === null) return;
@@ -217,7 +225,16 @@ returning ${col(k)} as k, ${col('method')} as method`.execute(trx);
 }
 
 function newValues(k: 'token_id', r: PendingRow): UsageTable {
-  const values = { [k]: r.key, method: r.method, start_ms: r.start, calls: r.calls, errors: r.errors, bytes_in: r.bytesIn, bytes_out: r.bytesOut, histogram: r.encoded(null) };
+  const values = {
+    [k]: r.key,
+    method: r.method,
+    start_ms: r.start,
+    calls: r.calls,
+    errors: r.errors,
+    bytes_in: r.bytesIn,
+    bytes_out: r.bytesOut,
+    histogram: r.encoded(null),
+  };
   return values as unknown as UsageTable;
 }
 
@@ -248,7 +265,13 @@ async function addRow(trx: Db, r: PendingRow): Promise<void> {
   const t = r.table as 'usage_minute';
   const k = KEY_COLUMN[r.scope] as 'token_id';
   for (let attempt = 0; attempt < 20; attempt++) {
-    const cur = await trx.selectFrom(t).select('histogram').where(k, '=', r.key).where('method', '=', r.method).where('start_ms', '=', r.start).executeTakeFirst();
+    const cur = await trx
+      .selectFrom(t)
+      .select('histogram')
+      .where(k, '=', r.key)
+      .where('method', '=', r.method)
+      .where('start_ms', '=', r.start)
+      .executeTakeFirst();
     if (cur === undefined) {
       const ins = await trx
         .insertInto(t)
@@ -268,7 +291,11 @@ export async function stacksOf(db: Db, tokenIds: Iterable<string>): Promise<Map<
   const ids = [...new Set(tokenIds)];
   const out = new Map<string, string>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('api_tokens').select(['id', 'stack_id']).where('id', 'in', ids.slice(i, i + 500)).execute();
+    const rows = await db
+      .selectFrom('api_tokens')
+      .select(['id', 'stack_id'])
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
     for (const r of rows) out.set(r.id, r.stack_id);
   }
   return out;

@@ -20,7 +20,10 @@ export async function addUsage(db: Kysely<Database>, rows: UsageRow[], rowLocks 
   // writes rows in one fixed order to make that rare, and a rolled-back flush runs again whole.
   await retryConflicts(() =>
     db.transaction().execute(async (trx) => {
-      const stacks = await stacksOf(trx, rows.map((r) => r.tokenId));
+      const stacks = await stacksOf(
+        trx,
+        rows.map((r) => r.tokenId),
+      );
       const batch = new UsageBatch();
       for (const r of rows) batch.add(SPANS.token, SPANS.stack, r.tokenId, stacks.get(r.tokenId) ?? null, r.method, floorTo(r.minute, MINUTE_MS), r);
       await batch.write(trx, rowLocks);
@@ -43,7 +46,12 @@ export async function usageHorizon(db: Db): Promise<number> {
  * transaction (PostgreSQL: a try-lock, so one instance compacts at a time); false skips the
  * run. Resolves false when skipped.
  */
-export async function compactUsage(db: Kysely<Database>, now: number, retentionDays: number, exclusive?: (trx: Transaction<Database>) => Promise<boolean>): Promise<boolean> {
+export async function compactUsage(
+  db: Kysely<Database>,
+  now: number,
+  retentionDays: number,
+  exclusive?: (trx: Transaction<Database>) => Promise<boolean>,
+): Promise<boolean> {
   // Minutes are kept from the start of the hour 24 h ago; older usage is read from the hours,
   // which were kept as it was written.
   const cutoff = floorTo(now - DAY_MS, HOUR_MS);
@@ -51,19 +59,24 @@ export async function compactUsage(db: Kysely<Database>, now: number, retentionD
   // Hours go whole: usage is kept from the start of keepFrom's hour. Only when that hour is
   // still kept in minutes (retentionDays 1) do its minutes before keepFrom go alone.
   const horizon = keepFrom > cutoff ? ceilTo(keepFrom, MINUTE_MS) : floorTo(keepFrom, HOUR_MS);
-  return retryConflicts(() => db.transaction().execute(async (trx) => {
-    if (exclusive !== undefined && !(await exclusive(trx))) return false;
-    for (const spans of [SPANS.token, SPANS.stack]) {
-      for (const s of spans) {
-        // A longer span's row goes once all of it is before the horizon.
-        const before = s.span === MINUTE_MS ? Math.max(cutoff, horizon) : floorTo(horizon, s.span);
-        await trx.deleteFrom(s.table as 'usage_minute').where('start_ms', '<', before).execute();
+  return retryConflicts(() =>
+    db.transaction().execute(async (trx) => {
+      if (exclusive !== undefined && !(await exclusive(trx))) return false;
+      for (const spans of [SPANS.token, SPANS.stack]) {
+        for (const s of spans) {
+          // A longer span's row goes once all of it is before the horizon.
+          const before = s.span === MINUTE_MS ? Math.max(cutoff, horizon) : floorTo(horizon, s.span);
+          await trx
+            .deleteFrom(s.table as 'usage_minute')
+            .where('start_ms', '<', before)
+            .execute();
+        }
       }
-    }
-    // Only forward: a compactor with a late clock (another gateway) must not bring back rows
-    // whose other spans are gone.
-    await trx.updateTable('meta').set({ value: horizon }).where('key', '=', USAGE_HORIZON_KEY).where('value', '<', horizon).execute();
-    await trx.deleteFrom('sessions').where('expires_at', '<=', now).execute();
-    return true;
-  }));
+      // Only forward: a compactor with a late clock (another gateway) must not bring back rows
+      // whose other spans are gone.
+      await trx.updateTable('meta').set({ value: horizon }).where('key', '=', USAGE_HORIZON_KEY).where('value', '<', horizon).execute();
+      await trx.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+      return true;
+    }),
+  );
 }

@@ -34,7 +34,8 @@ interface DemoFile {
 function readDemoFile(file: string): DemoFile | null {
   try {
     const j = JSON.parse(readFileSync(file, 'utf8')) as Partial<DemoFile>;
-    if (typeof j.email === 'string' && typeof j.password === 'string' && typeof j.token === 'string') return { email: j.email, password: j.password, token: j.token };
+    if (typeof j.email === 'string' && typeof j.password === 'string' && typeof j.token === 'string')
+      return { email: j.email, password: j.password, token: j.token };
   } catch {
     // first run, or unreadable: recreated below
   }

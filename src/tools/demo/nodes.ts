@@ -56,7 +56,9 @@ export function demoBanner(
     `  Nodes:          ${nodes.map((n) => n.id).join(', ')} (simulated: one fast, one slower, one lagging)`,
     ...(consoleLogin === null
       ? []
-      : [`  Console:        ${consoleLogin.url}  (log in as ${consoleLogin.email}${consoleLogin.password === null ? '' : ` / ${consoleLogin.password}`}, or register a new account)`]),
+      : [
+          `  Console:        ${consoleLogin.url}  (log in as ${consoleLogin.email}${consoleLogin.password === null ? '' : ` / ${consoleLogin.password}`}, or register a new account)`,
+        ]),
     '',
     'Try it:',
     `  curl -s ${url}/api-token/${token} ${body}`,

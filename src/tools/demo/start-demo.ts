@@ -54,7 +54,16 @@ export async function prepareDemo(dataDir: string, port: number | undefined): Pr
 export function startedText(demo: Demo, gw: StartedGateway): string {
   const { account, config } = demo;
   const consoleLogin = gw.console === null ? null : { url: gw.console.url, email: account.email, password: account.password };
-  let text = demoBanner(gw.url, gw.wsPort, account.token, config.headers.brand, demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })), consoleLogin, demo.wallet) + '\n';
+  let text =
+    demoBanner(
+      gw.url,
+      gw.wsPort,
+      account.token,
+      config.headers.brand,
+      demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })),
+      consoleLogin,
+      demo.wallet,
+    ) + '\n';
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
     text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;

@@ -188,7 +188,10 @@ function url(flag: string, text: string, schemes: string[]): URL {
 
 function methodName(flag: string, text: string): string {
   if (text === '' || text.length > 128 || /[\u0000-\u001f"\\]/.test(text)) {
-    throw new BenchUsageError(`--${flag}`, `--${flag} must be a method name (1-128 characters, no quotes, backslashes or control characters), got ${JSON.stringify(text)}`);
+    throw new BenchUsageError(
+      `--${flag}`,
+      `--${flag} must be a method name (1-128 characters, no quotes, backslashes or control characters), got ${JSON.stringify(text)}`,
+    );
   }
   return text;
 }
@@ -224,7 +227,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
   if (tokenIn !== 'path' && tokenIn !== 'header') throw new BenchUsageError('--token-in', `--token-in must be path or header, got "${tokenIn}"`);
   if (values['token-in'] !== undefined && values.token === undefined) throw new BenchUsageError('--token-in', '--token-in needs --token');
   const token = values.token ?? null;
-  if (token !== null && (token === '' || /[\s/?#]/.test(token))) throw new BenchUsageError('--token', `--token must be non-empty without spaces, "/", "?" or "#", got ${JSON.stringify(token)}`);
+  if (token !== null && (token === '' || /[\s/?#]/.test(token)))
+    throw new BenchUsageError('--token', `--token must be non-empty without spaces, "/", "?" or "#", got ${JSON.stringify(token)}`);
   const brand = values.brand ?? 'Service';
   if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/.test(brand)) throw new BenchUsageError('--brand', `--brand must be 1-32 letters, digits or dashes, got "${brand}"`);
   const headers = (values.header ?? []).map(header);
@@ -264,17 +268,20 @@ export function parseBenchArgs(argv: string[]): BenchOptions {
 
   const closed = values.closed === true;
   if (closed && values.rate !== undefined) throw new BenchUsageError('--rate', '--rate sets the open-loop rate; it cannot be combined with --closed');
-  if (closed && values['max-pending'] !== undefined) throw new BenchUsageError('--max-pending', '--max-pending is for the open loop; it cannot be combined with --closed');
+  if (closed && values['max-pending'] !== undefined)
+    throw new BenchUsageError('--max-pending', '--max-pending is for the open loop; it cannot be combined with --closed');
   const affinityText = values.affinity;
   let affinity: AffinityMode | null = null;
   if (affinityText !== undefined) {
     const a = affinityText.toLowerCase();
-    if (a !== 'key' && a !== 'node' && a !== 'default') throw new BenchUsageError('--affinity', `--affinity must be key, node or default, got "${affinityText}"`);
+    if (a !== 'key' && a !== 'node' && a !== 'default')
+      throw new BenchUsageError('--affinity', `--affinity must be key, node or default, got "${affinityText}"`);
     affinity = a;
   }
   const keys = values.keys === undefined ? 0 : int('keys', values.keys, 1, 10_000_000);
   if (values.keys !== undefined && affinity !== 'key') throw new BenchUsageError('--keys', '--keys needs --affinity key');
-  if (affinity === 'key' && values.keys === undefined) throw new BenchUsageError('--keys', '--affinity key needs --keys K (the number of distinct affinity keys to cycle over)');
+  if (affinity === 'key' && values.keys === undefined)
+    throw new BenchUsageError('--keys', '--affinity key needs --keys K (the number of distinct affinity keys to cycle over)');
   const http: HttpBenchOptions = {
     urls: urls.map((u) => url('url', u, ['http:', 'https:'])),
     mode: closed ? 'closed' : 'open',

@@ -20,7 +20,14 @@ export function fmtMs(v: number): string {
 export function textTable(rows: string[][]): string {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function latencyRow(label: string, l: LatencyMs): string[] {
@@ -106,7 +113,12 @@ export function httpProgressLine(live: HttpLive): () => string {
     lastAnswered = live.answered;
     lastAt = now;
     const t = live.elapsedMs() / 1000;
-    const clock = live.phase === 'warmup' ? `warm-up ${(-t).toFixed(1)} s left` : live.phase === 'measure' ? `${t.toFixed(1)}/${(live.durationMs / 1000).toFixed(0)} s` : 'draining';
+    const clock =
+      live.phase === 'warmup'
+        ? `warm-up ${(-t).toFixed(1)} s left`
+        : live.phase === 'measure'
+          ? `${t.toFixed(1)}/${(live.durationMs / 1000).toFixed(0)} s`
+          : 'draining';
     return `bench ${clock}  sent ${fmtInt(live.sent)}  answered ${fmtInt(live.answered)}  ${fmtInt(rate)} req/s  p99 ${fmtMs(live.p99Ms())} ms  errors ${fmtInt(live.errors)}`;
   };
 }

@@ -3,7 +3,8 @@
 
 import { SubscriberGroup, type GroupSpec } from './ws-subscribers.js';
 
-export type ToChild = { type: 'connect'; spec: GroupSpec; count: number; first: number } | { type: 'record'; from: number } | { type: 'stop' } | { type: 'close' };
+export type ToChild =
+  { type: 'connect'; spec: GroupSpec; count: number; first: number } | { type: 'record'; from: number } | { type: 'stop' } | { type: 'close' };
 
 export type FromChild =
   | { type: 'progress'; connected: number; failed: number; subscribed: number; arrivals: number }
@@ -23,7 +24,10 @@ process.on('message', (m: ToChild) => {
     case 'connect': {
       const g = new SubscriberGroup(m.spec);
       group = g;
-      progress = setInterval(() => send({ type: 'progress', connected: g.counts.connected, failed: g.counts.failed, subscribed: g.counts.subscribed, arrivals: g.arrivals }), 250);
+      progress = setInterval(
+        () => send({ type: 'progress', connected: g.counts.connected, failed: g.counts.failed, subscribed: g.counts.subscribed, arrivals: g.arrivals }),
+        250,
+      );
       void g.connect(m.count, m.first).then(() => send({ type: 'ready', counts: g.counts }));
       return;
     }

@@ -203,7 +203,9 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
   };
   hooks.onStart?.(live);
 
-  const refs = o.references.map((r) => new SubscriberGroup({ urls: [wsUrl(r).href], headers: o.headers, subscribe, timeoutMs: o.timeoutMs, insecure: o.insecure }));
+  const refs = o.references.map(
+    (r) => new SubscriberGroup({ urls: [wsUrl(r).href], headers: o.headers, subscribe, timeoutMs: o.timeoutMs, insecure: o.insecure }),
+  );
   const failKinds: Record<string, number> = {};
   for (const g of refs) {
     await g.connect(1);

@@ -84,7 +84,12 @@ export class GeneratedFeed implements UpdateFeed {
       const sig = hash(`sim-grpc:${o.seed}:tx:${slot}:${i}`, 'sha512');
       sigs.push(sig);
       const h = hash(`sim-grpc:${o.seed}:txkeys:${slot}:${i}`);
-      const keys = [hash(`sim-grpc:${o.seed}:payer:${h[0]! % 16}`), this.accounts[h[1]! % o.accountPool]!, this.accounts[h[2]! % o.accountPool]!, this.owners[h[3]! % OWNERS]!];
+      const keys = [
+        hash(`sim-grpc:${o.seed}:payer:${h[0]! % 16}`),
+        this.accounts[h[1]! % o.accountPool]!,
+        this.accounts[h[2]! % o.accountPool]!,
+        this.owners[h[3]! % OWNERS]!,
+      ];
       const isVote = i === 0;
       const failed = i % 4 === 3;
       out.push(
@@ -95,8 +100,22 @@ export class GeneratedFeed implements UpdateFeed {
               signature: sig,
               isVote,
               index: i,
-              transaction: { signatures: [sig], message: { header: { numRequiredSignatures: 1 }, accountKeys: keys, recentBlockhash: hash(`bh:${slot}`), instructions: [{ programIdIndex: 3, accounts: Buffer.from([1, 2]), data: h.subarray(4, 12) }] } },
-              meta: { ...(failed ? { err: { err: Buffer.from([1, 0, 0, 0]) } } : {}), fee: 5000, preBalances: [1e9, 0, 0, 1], postBalances: [1e9 - 5000, 0, 0, 1], logMessages: [`Program log: sim ${slot}:${i}`] },
+              transaction: {
+                signatures: [sig],
+                message: {
+                  header: { numRequiredSignatures: 1 },
+                  accountKeys: keys,
+                  recentBlockhash: hash(`bh:${slot}`),
+                  instructions: [{ programIdIndex: 3, accounts: Buffer.from([1, 2]), data: h.subarray(4, 12) }],
+                },
+              },
+              meta: {
+                ...(failed ? { err: { err: Buffer.from([1, 0, 0, 0]) } } : {}),
+                fee: 5000,
+                preBalances: [1e9, 0, 0, 1],
+                postBalances: [1e9 - 5000, 0, 0, 1],
+                logMessages: [`Program log: sim ${slot}:${i}`],
+              },
             },
           },
         }),
@@ -117,12 +136,33 @@ export class GeneratedFeed implements UpdateFeed {
           account: {
             slot,
             isStartup: false,
-            account: { pubkey: this.accounts[pick], lamports: 1_000_000 + h.readUInt32LE(4), owner: this.owners[ownerIdx], executable: false, rentEpoch: 0, data, writeVersion: slot * 1000 + i, txnSignature: sigs[i % Math.max(1, sigs.length)] },
+            account: {
+              pubkey: this.accounts[pick],
+              lamports: 1_000_000 + h.readUInt32LE(4),
+              owner: this.owners[ownerIdx],
+              executable: false,
+              rentEpoch: 0,
+              data,
+              writeVersion: slot * 1000 + i,
+              txnSignature: sigs[i % Math.max(1, sigs.length)],
+            },
           },
         }),
       );
     }
-    out.push(this.encode({ blockMeta: { slot, blockhash: blockhashOf(slot), parentSlot: slot - 1, parentBlockhash: blockhashOf(slot - 1), blockHeight: { blockHeight: blockHeightOf(slot) }, executedTransactionCount: o.transactionsPerSlot, entriesCount: 1 } }));
+    out.push(
+      this.encode({
+        blockMeta: {
+          slot,
+          blockhash: blockhashOf(slot),
+          parentSlot: slot - 1,
+          parentBlockhash: blockhashOf(slot - 1),
+          blockHeight: { blockHeight: blockHeightOf(slot) },
+          executedTransactionCount: o.transactionsPerSlot,
+          entriesCount: 1,
+        },
+      }),
+    );
     return out;
   }
 }

@@ -54,7 +54,15 @@ export interface SimGrpcSource {
   close(): Promise<void>;
 }
 
-const LIMITS: GrpcLimits = { maxStreamsPerToken: 1e9, maxFiltersPerStream: 1000, maxAccountsPerFilter: 100_000, maxOwnersPerFilter: 100_000, maxDataFiltersPerFilter: 16, maxQueuedMessages: 1e9, maxRequestBytes: 64 << 20 };
+const LIMITS: GrpcLimits = {
+  maxStreamsPerToken: 1e9,
+  maxFiltersPerStream: 1000,
+  maxAccountsPerFilter: 100_000,
+  maxOwnersPerFilter: 100_000,
+  maxDataFiltersPerFilter: 16,
+  maxQueuedMessages: 1e9,
+  maxRequestBytes: 64 << 20,
+};
 const MAX_REPLAY_SLOTS = 1000;
 
 class SimStream {
@@ -160,7 +168,10 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
         s.filters = compileFilters(req, LIMITS);
       } catch (e) {
         gone();
-        call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: e instanceof FilterError ? e.message : `malformed request: ${(e as Error).message}` });
+        call.emit('error', {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: e instanceof FilterError ? e.message : `malformed request: ${(e as Error).message}`,
+        });
         return;
       }
       // The ticker sends each stream every tip after `s.tip`: a new stream starts after the
@@ -223,7 +234,9 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
   const bind = async (): Promise<void> => {
     const srv = new grpc.Server();
     srv.addService(GEYSER_SERVICE, handlers);
-    port = await new Promise<number>((resolve, reject) => srv.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err === null ? resolve(p) : reject(err))));
+    port = await new Promise<number>((resolve, reject) =>
+      srv.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err === null ? resolve(p) : reject(err))),
+    );
     server = srv;
     lastTip = trueSlot(slotMs);
     if (ticker === null) tick();

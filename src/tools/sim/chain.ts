@@ -53,10 +53,12 @@ export function rootOf(slot: number): number {
 const SLOT_MASK = 0x5a5a5a5a;
 
 export function blockhashOf(slot: number): string {
-  const h = createHash('sha256').update('jumpgate-sim-blockhash:' + slot).digest();
+  const h = createHash('sha256')
+    .update('jumpgate-sim-blockhash:' + slot)
+    .digest();
   const b = Buffer.allocUnsafe(32);
   h.copy(b, 0, 0, 24);
-  b.writeUInt32LE((slot % 0x100000000 ^ SLOT_MASK) >>> 0, 24);
+  b.writeUInt32LE(((slot % 0x100000000) ^ SLOT_MASK) >>> 0, 24);
   b.writeUInt32LE((Math.floor(slot / 0x100000000) ^ SLOT_MASK) >>> 0, 28);
   return encodeBase58(b);
 }

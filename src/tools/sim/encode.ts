@@ -64,7 +64,21 @@ export function accountJson(a: Encodable, encoding: string, slice: Slice | null)
   const data = slice === null ? a.data : a.data.subarray(slice.offset, slice.offset + slice.length);
   const d = dataJson(data, encoding);
   if (d === null) return null;
-  return '{"data":' + d + ',"executable":' + a.executable + ',"lamports":' + a.lamports + ',"owner":"' + a.owner + '","rentEpoch":' + a.rentEpoch + ',"space":' + a.data.length + '}';
+  return (
+    '{"data":' +
+    d +
+    ',"executable":' +
+    a.executable +
+    ',"lamports":' +
+    a.lamports +
+    ',"owner":"' +
+    a.owner +
+    '","rentEpoch":' +
+    a.rentEpoch +
+    ',"space":' +
+    a.data.length +
+    '}'
+  );
 }
 
 const base64Cache = new WeakMap<AccountState, string>();

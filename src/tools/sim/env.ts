@@ -87,5 +87,9 @@ export class MethodEnv {
 
 /** A node's identity: a pubkey derived from its id, so a restarted node keeps it. */
 function identityOf(id: string): string {
-  return encodeBase58(createHash('sha256').update('jumpgate-sim-identity:' + id).digest());
+  return encodeBase58(
+    createHash('sha256')
+      .update('jumpgate-sim-identity:' + id)
+      .digest(),
+  );
 }

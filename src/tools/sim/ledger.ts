@@ -242,7 +242,13 @@ function stateOf(a: Account | null): AccountState | null {
   // The runtime answers a drained account with zero lamports; a node answers null.
   if (lamports === 0n) return null;
   const owner = a.owner();
-  return { lamports, owner: owner.every((b) => b === 0) ? ZERO_OWNER : encodeBase58(owner), executable: a.executable(), data: Buffer.from(a.data()), rentEpoch: a.rentEpoch() };
+  return {
+    lamports,
+    owner: owner.every((b) => b === 0) ? ZERO_OWNER : encodeBase58(owner),
+    executable: a.executable(),
+    data: Buffer.from(a.data()),
+    rentEpoch: a.rentEpoch(),
+  };
 }
 
 function same(a: AccountState | null, b: AccountState | null): boolean {

@@ -48,12 +48,34 @@ function parsedJson(s: AccountState, decimals: number): string {
   const d = s.data;
   const isNative = d.readUInt32LE(109) === 1;
   const info =
-    '{"isNative":' + isNative + ',"mint":"' + encodeBase58(d.subarray(0, 32)) + '","owner":"' + encodeBase58(d.subarray(32, 64)) + '","state":"' + STATES[d[108]!] +
-    '","tokenAmount":' + amountJson(d.readBigUInt64LE(64), decimals) + '}';
+    '{"isNative":' +
+    isNative +
+    ',"mint":"' +
+    encodeBase58(d.subarray(0, 32)) +
+    '","owner":"' +
+    encodeBase58(d.subarray(32, 64)) +
+    '","state":"' +
+    STATES[d[108]!] +
+    '","tokenAmount":' +
+    amountJson(d.readBigUInt64LE(64), decimals) +
+    '}';
   const program = s.owner === TOKEN ? 'spl-token' : 'spl-token-2022';
   return (
-    '{"data":{"parsed":{"info":' + info + ',"type":"account"},"program":"' + program + '","space":' + d.length + '},"executable":false,"lamports":' + s.lamports +
-    ',"owner":"' + s.owner + '","rentEpoch":' + s.rentEpoch + ',"space":' + d.length + '}'
+    '{"data":{"parsed":{"info":' +
+    info +
+    ',"type":"account"},"program":"' +
+    program +
+    '","space":' +
+    d.length +
+    '},"executable":false,"lamports":' +
+    s.lamports +
+    ',"owner":"' +
+    s.owner +
+    '","rentEpoch":' +
+    s.rentEpoch +
+    ',"space":' +
+    d.length +
+    '}'
   );
 }
 

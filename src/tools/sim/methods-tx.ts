@@ -52,8 +52,15 @@ function blockhashKnown(hash: string, slot: number): boolean {
 
 function simulationJson(sim: Simulation, replacement: string): string {
   return (
-    '{"accounts":null,"err":' + (sim.err === null ? 'null' : sim.err.json) + ',"innerInstructions":null,"loadedAccountsDataSize":0,"logs":' + JSON.stringify(sim.logs) +
-    ',"replacementBlockhash":' + replacement + ',"returnData":null,"unitsConsumed":' + sim.units + '}'
+    '{"accounts":null,"err":' +
+    (sim.err === null ? 'null' : sim.err.json) +
+    ',"innerInstructions":null,"loadedAccountsDataSize":0,"logs":' +
+    JSON.stringify(sim.logs) +
+    ',"replacementBlockhash":' +
+    replacement +
+    ',"returnData":null,"unitsConsumed":' +
+    sim.units +
+    '}'
   );
 }
 
@@ -175,7 +182,10 @@ const getTransaction: Handler = (p, env) => {
   const max = cfg.raw?.maxSupportedTransactionVersion;
   if (rec.tx.version !== 'legacy' && (typeof max !== 'number' || max < rec.tx.version)) {
     const v = rec.tx.version;
-    return serverError(-32015, `Transaction version (${v}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${v}`);
+    return serverError(
+      -32015,
+      `Transaction version (${v}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${v}`,
+    );
   }
   return '"result":' + transactionJson(rec, cfg.encoding ?? 'json', max !== undefined, env.cluster.slotMs);
 };
@@ -188,7 +198,8 @@ const getSignaturesForAddress: Handler = (p, env) => {
   if (cfg.error !== null) return cfg.error;
   if (cfg.commitment === Commitment.Processed) return BELOW_CONFIRMED;
   const limit = cfg.raw?.limit ?? MAX_SIGNATURES_LIMIT;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_LIMIT) return invalidParams('Invalid limit; max ' + MAX_SIGNATURES_LIMIT);
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_LIMIT)
+    return invalidParams('Invalid limit; max ' + MAX_SIGNATURES_LIMIT);
   const before = cfg.raw?.before;
   const until = cfg.raw?.until;
   for (const s of [before, until]) if (s !== undefined && s !== null && signatureError(s) !== null) return signatureError(s)!;

@@ -18,7 +18,11 @@ export type Handler = (params: unknown, env: MethodEnv) => string;
 const VERSION = '"result":{"feature-set":3294202862,"solana-core":"2.1.0"}';
 const HEALTH_OK = '"result":"ok"';
 const EPOCH_SCHEDULE =
-  '"result":{"firstNormalEpoch":0,"firstNormalSlot":0,"leaderScheduleSlotOffset":' + SLOTS_PER_EPOCH + ',"slotsPerEpoch":' + SLOTS_PER_EPOCH + ',"warmup":false}';
+  '"result":{"firstNormalEpoch":0,"firstNormalSlot":0,"leaderScheduleSlotOffset":' +
+  SLOTS_PER_EPOCH +
+  ',"slotsPerEpoch":' +
+  SLOTS_PER_EPOCH +
+  ',"warmup":false}';
 /** Rent-exempt minimum per byte, and the 128 bytes of account overhead, as on mainnet. */
 const RENT_PER_BYTE = 6960;
 const ACCOUNT_OVERHEAD = 128;
@@ -45,7 +49,8 @@ function blockTime(p: unknown, env: MethodEnv): string {
   const skipped = env.cluster.skipped(slot);
   if (slot < env.firstAvailable()) {
     // Agave without long-term storage stops here; with it, the block comes from there.
-    if (!env.knobs.longTermStorage) return serverError(-32001, 'Block ' + slot + ' cleaned up, does not exist on node. First available block: ' + env.firstAvailable());
+    if (!env.knobs.longTermStorage)
+      return serverError(-32001, 'Block ' + slot + ' cleaned up, does not exist on node. First available block: ' + env.firstAvailable());
     if (skipped) return serverError(-32009, 'Slot ' + slot + ' was skipped, or missing in long-term storage');
     return '"result":' + blockTimeOf(slot, env.cluster.slotMs);
   }
@@ -61,8 +66,19 @@ function epochInfo(p: unknown, env: MethodEnv): string {
   let count = 0;
   for (let i = landed.length - 1; i >= 0 && count === 0; i--) if (landed[i]!.slot <= slot) count = i + 1;
   return (
-    '"result":{"absoluteSlot":' + slot + ',"blockHeight":' + blockHeightOf(slot) + ',"epoch":' + Math.floor(slot / SLOTS_PER_EPOCH) +
-    ',"slotIndex":' + (slot % SLOTS_PER_EPOCH) + ',"slotsInEpoch":' + SLOTS_PER_EPOCH + ',"transactionCount":' + count + '}'
+    '"result":{"absoluteSlot":' +
+    slot +
+    ',"blockHeight":' +
+    blockHeightOf(slot) +
+    ',"epoch":' +
+    Math.floor(slot / SLOTS_PER_EPOCH) +
+    ',"slotIndex":' +
+    (slot % SLOTS_PER_EPOCH) +
+    ',"slotsInEpoch":' +
+    SLOTS_PER_EPOCH +
+    ',"transactionCount":' +
+    count +
+    '}'
   );
 }
 

@@ -332,9 +332,7 @@ class Sim implements SimNode {
     }
     if (main === false) {
       this.app.close();
-      throw new Error(
-        port === 0 ? `sim node ${this.id}: found no free port pair P, P+1 on ${host}` : `sim node ${this.id}: cannot listen on ${host}:${port}`,
-      );
+      throw new Error(port === 0 ? `sim node ${this.id}: found no free port pair P, P+1 on ${host}` : `sim node ${this.id}: cannot listen on ${host}:${port}`);
     }
     this.port = uWS.us_socket_local_port(main);
     this.url = `http://${name}:${this.port}`;
@@ -349,7 +347,8 @@ export async function startSim(opts: SimOptions): Promise<SimNode> {
   for (const k of KNOB_NAMES) given[k] = opts[k];
   const knobs: SimKnobs = { ...DEFAULT_KNOBS, latencyMs: [0, 0], ...checkKnobs(given) };
   if (opts.cluster !== undefined && opts.slotMs === undefined) knobs.slotMs = opts.cluster.slotMs;
-  if (opts.cluster !== undefined && knobs.slotMs !== opts.cluster.slotMs) throw new KnobError('slotMs', `slotMs ${knobs.slotMs} differs from the cluster's ${opts.cluster.slotMs}`);
+  if (opts.cluster !== undefined && knobs.slotMs !== opts.cluster.slotMs)
+    throw new KnobError('slotMs', `slotMs ${knobs.slotMs} differs from the cluster's ${opts.cluster.slotMs}`);
   const sim = new Sim(opts.id, knobs, opts.cluster);
   if (!knobs.synthetic) sim.cluster.ledger.warm();
   return sim.listen(opts.host ?? '127.0.0.1', opts.port);

@@ -37,7 +37,10 @@ const ENCODINGS = ['binary', 'base58', 'base64', 'jsonParsed', 'base64+zstd'];
 export const TX_ENCODINGS = ['binary', 'base64', 'base58', 'json', 'jsonParsed'];
 
 function unknownVariant(v: unknown, expected: readonly string[]): string {
-  const got = typeof v === 'string' ? 'unknown variant `' + v + '`, expected one of ' + expected.map((e) => '`' + e + '`').join(', ') : 'invalid type: ' + typeName(v) + ', expected a string';
+  const got =
+    typeof v === 'string'
+      ? 'unknown variant `' + v + '`, expected one of ' + expected.map((e) => '`' + e + '`').join(', ')
+      : 'invalid type: ' + typeName(v) + ', expected a string';
   return invalidParams('Invalid params: ' + got + '.');
 }
 

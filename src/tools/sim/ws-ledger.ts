@@ -41,7 +41,8 @@ function config(c: unknown, encodingDefault: string): { commitment: Commitment; 
     level = COMMITMENT_NAMES.indexOf(commitment as 'processed');
     if (level < 0) return invalidParams('Invalid params');
   }
-  if (encoding !== undefined && encoding !== null && (typeof encoding !== 'string' || !ACCOUNT_ENCODINGS.includes(encoding))) return invalidParams('Invalid params');
+  if (encoding !== undefined && encoding !== null && (typeof encoding !== 'string' || !ACCOUNT_ENCODINGS.includes(encoding)))
+    return invalidParams('Invalid params');
   return { commitment: level, encoding: (encoding as string | undefined) ?? encodingDefault };
 }
 
@@ -143,7 +144,8 @@ export class LedgerSubs {
         } else if (s.kind === 'logs') {
           for (const rec of landed) {
             if (s.mentions !== '' && !rec.tx.keys.includes(s.mentions)) continue;
-            const value = '{"signature":"' + rec.signature + '","err":' + (rec.err === null ? 'null' : rec.err.json) + ',"logs":' + JSON.stringify(rec.logs) + '}';
+            const value =
+              '{"signature":"' + rec.signature + '","err":' + (rec.err === null ? 'null' : rec.err.json) + ',"logs":' + JSON.stringify(rec.logs) + '}';
             send(s.ws, notification('logsNotification', '{"context":{"slot":' + rec.slot + '},"value":' + value + '}', id));
           }
         }

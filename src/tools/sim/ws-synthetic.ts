@@ -40,7 +40,6 @@ export function accountKey(p: unknown): { pubkey: string; encoding: string } | n
   return { pubkey, encoding };
 }
 
-
 export function syntheticGroup(pubkey: string, encoding: string): SyntheticGroup {
   const a = accountOf(pubkey);
   let data: string;

@@ -244,7 +244,9 @@ export class SimWs {
       case 'rootUnsubscribe':
         return this.unsubscribe(ws, Kind.Root, params);
       case 'accountUnsubscribe':
-        return ws.getUserData().subs.get(unsubscribeId(params)) === Kind.Ledger ? this.unsubscribe(ws, Kind.Ledger, params, 'account') : this.unsubscribe(ws, Kind.Account, params);
+        return ws.getUserData().subs.get(unsubscribeId(params)) === Kind.Ledger
+          ? this.unsubscribe(ws, Kind.Ledger, params, 'account')
+          : this.unsubscribe(ws, Kind.Account, params);
       case 'signatureUnsubscribe':
       case 'logsUnsubscribe':
       case 'programUnsubscribe':

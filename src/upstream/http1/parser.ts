@@ -212,7 +212,10 @@ function parseHead(p: ResponseParser, buf: Buffer, start: number, end: number): 
       const nameLen = colon - at - 2;
       if (nameLen === 14 || nameLen === 17 || nameLen === 10) {
         const name = head.slice(at + 2, colon).toLowerCase();
-        const value = head.slice(colon + 1, lineEnd).trim().toLowerCase();
+        const value = head
+          .slice(colon + 1, lineEnd)
+          .trim()
+          .toLowerCase();
         if (name === 'content-length') {
           length = Number(value);
           if (!Number.isSafeInteger(length) || length < 0) throw new ProtocolError('bad content-length');
@@ -225,7 +228,8 @@ function parseHead(p: ResponseParser, buf: Buffer, start: number, end: number): 
     }
     at = next;
   }
-  if (status < 200 || status === 204 || status === 304) p.phase = P_HEAD; // no body
+  if (status < 200 || status === 204 || status === 304)
+    p.phase = P_HEAD; // no body
   else if (chunked) p.phase = P_CHUNK_SIZE;
   else if (length >= 0) {
     p.phase = P_BODY;

@@ -124,27 +124,15 @@ t.test('integer below its minimum, or not an integer', async (t) => {
 });
 
 t.test('negative weight', async (t) => {
-  t.equal(
-    fails('nodes: [{ id: a, url: http://x, weight: -1 }]\n'),
-    'config: nodes[0].weight: expected a number >= 0, got -1',
-  );
-  t.equal(
-    fails('nodes: [{ id: a, url: http://x }, { id: b, url: http://y, weight: x }]\n'),
-    'config: nodes[1].weight: expected a number >= 0, got "x"',
-  );
+  t.equal(fails('nodes: [{ id: a, url: http://x, weight: -1 }]\n'), 'config: nodes[0].weight: expected a number >= 0, got -1');
+  t.equal(fails('nodes: [{ id: a, url: http://x }, { id: b, url: http://y, weight: x }]\n'), 'config: nodes[1].weight: expected a number >= 0, got "x"');
 });
 
 t.test('bad URL', async (t) => {
   t.equal(fails('nodes: [{ id: a, url: "ftp://x" }]\n'), 'config: nodes[0].url: expected an http:// or https:// URL, got "ftp://x"');
   t.equal(fails('nodes: [{ id: a, url: "http://" }]\n'), 'config: nodes[0].url: expected an http:// or https:// URL, got "http://"');
-  t.equal(
-    fails('nodes: [{ id: a, url: http://x, ws: http://x }]\n'),
-    'config: nodes[0].ws: expected a ws:// or wss:// URL, got "http://x"',
-  );
-  t.equal(
-    fails('store: { url: mysql://db }\n'),
-    'config: store.url: expected a sqlite://, postgres:// or postgresql:// URL, got "mysql://db"',
-  );
+  t.equal(fails('nodes: [{ id: a, url: http://x, ws: http://x }]\n'), 'config: nodes[0].ws: expected a ws:// or wss:// URL, got "http://x"');
+  t.equal(fails('store: { url: mysql://db }\n'), 'config: store.url: expected a sqlite://, postgres:// or postgresql:// URL, got "mysql://db"');
   t.equal(parseConfig('store: { url: "postgresql://u:p@db/jg" }\n', {}).store.url, 'postgresql://u:p@db/jg');
 });
 
@@ -154,10 +142,13 @@ t.test('bad CIDR', async (t) => {
   t.equal(fails('trustedProxies: [10.0.0.1, "::1/129"]\n'), `config: trustedProxies[1]: ${expect}, got "::1/129"`);
   t.equal(fails('trustedProxies: [10.0.0/8]\n'), `config: trustedProxies[0]: ${expect}, got "10.0.0/8"`);
   t.equal(fails('trustedProxies: [10.0.0.0/08]\n'), `config: trustedProxies[0]: ${expect}, got "10.0.0.0/08"`);
-  t.same(
-    parseConfig('trustedProxies: [10.0.0.0/8, "::1/128", 192.168.1.1, "fd00::/8", 0.0.0.0/0]\n', {}).trustedProxies,
-    ['10.0.0.0/8', '::1/128', '192.168.1.1', 'fd00::/8', '0.0.0.0/0'],
-  );
+  t.same(parseConfig('trustedProxies: [10.0.0.0/8, "::1/128", 192.168.1.1, "fd00::/8", 0.0.0.0/0]\n', {}).trustedProxies, [
+    '10.0.0.0/8',
+    '::1/128',
+    '192.168.1.1',
+    'fd00::/8',
+    '0.0.0.0/0',
+  ]);
 });
 
 t.test('bad brand', async (t) => {
@@ -167,10 +158,7 @@ t.test('bad brand', async (t) => {
 });
 
 t.test('bad node id', async (t) => {
-  t.equal(
-    fails('nodes: [{ id: "a b", url: http://x }]\n'),
-    'config: nodes[0].id: expected an id of 1-64 characters from [A-Za-z0-9._-], got "a b"',
-  );
+  t.equal(fails('nodes: [{ id: "a b", url: http://x }]\n'), 'config: nodes[0].id: expected an id of 1-64 characters from [A-Za-z0-9._-], got "a b"');
 });
 
 t.test('duplicate node id names the index of both', async (t) => {
@@ -292,14 +280,8 @@ t.test('env: numbers and booleans are coerced only when they came from env', asy
   t.equal(c.affinity.keyRate, 2.5);
   t.same(c.limits.methodTimeoutMs, { getBlock: 100 });
   t.equal(fails('rpc: { port: "9000" }\n'), 'config: rpc.port: expected an integer from 0 to 65535, got "9000"', 'a quoted literal stays a string');
-  t.equal(
-    fails('rpc: { port: ${PORT} }\n', { PORT: '9000x' }),
-    'config: rpc.port: expected an integer from 0 to 65535, got "9000x" (from ${PORT})',
-  );
-  t.equal(
-    fails('rpc: { port: ${PORT} }\n', { PORT: '70000' }),
-    'config: rpc.port: expected an integer from 0 to 65535, got 70000 (from ${PORT})',
-  );
+  t.equal(fails('rpc: { port: ${PORT} }\n', { PORT: '9000x' }), 'config: rpc.port: expected an integer from 0 to 65535, got "9000x" (from ${PORT})');
+  t.equal(fails('rpc: { port: ${PORT} }\n', { PORT: '70000' }), 'config: rpc.port: expected an integer from 0 to 65535, got 70000 (from ${PORT})');
   t.equal(parseConfig('admin: { token: ${T} }\n', { T: '12345' }).admin.token, '12345', 'string fields keep the text');
 });
 
@@ -321,7 +303,7 @@ t.test('invalid YAML: line/column stay exact after ${…} references', async (t)
   t.match(fails('admin: { token: ${A_LONG_NAME}, host: [ }\n'), /^config: invalid YAML at line 1, column (4[0-9]):/);
 });
 
-t.test("a full example config with every section parses", async (t) => {
+t.test('a full example config with every section parses', async (t) => {
   const spec = `chain: solana                      # solana | evm (health probes)
 rpc: { host: 127.0.0.1, port: 8899, wsPort: 8900 }   # wsPort 0: no extra WS port
 console: { host: 127.0.0.1, port: 8080, registration: open }   # port 0: console off
@@ -391,6 +373,9 @@ t.test('loadStoreUrl reads store.url alone: other keys and their variables are n
   t.equal(loadStoreUrl(join(dir, 'only.yaml'), { DIR: '/srv' }), 'sqlite:///srv/jg.db');
   t.equal(loadStoreUrl(join(dir, 'none.yaml'), {}), DEFAULTS.store.url);
   t.match(errorOf(() => loadStoreUrl(join(dir, 'only.yaml'), {})).message, /^config: store\.url: .*DIR/);
-  t.match(errorOf(() => loadStoreUrl(join(dir, 'bad.yaml'), {})).message, /^config: store\.url: expected a sqlite:\/\/, postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/x"/);
+  t.match(
+    errorOf(() => loadStoreUrl(join(dir, 'bad.yaml'), {})).message,
+    /^config: store\.url: expected a sqlite:\/\/, postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/x"/,
+  );
   t.match(errorOf(() => loadStoreUrl(join(dir, 'missing.yaml'), {})).message, /file not found/);
 });

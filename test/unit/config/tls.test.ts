@@ -38,7 +38,11 @@ t.test('tls files are read at load time; a missing one names the field and the p
   const key = join(dir, 'nokey.pem');
   t.equal(fails(`tls: { cert: ${cert}, key: ${key} }`), `config: tls.cert: cannot read ${cert} (ENOENT)\nconfig: tls.key: cannot read ${key} (ENOENT)`);
   t.equal(fails(`tls: { cert: ${dir}, key: ${key} }`).split('\n')[0], `config: tls.cert: cannot read ${dir} (EISDIR)`);
-  t.equal(fails('tls: { cert: ${CERT}, key: ${KEY} }', { CERT: cert, KEY: key }).split('\n')[0], `config: tls.cert: cannot read ${cert} (ENOENT)`, 'paths from the environment');
+  t.equal(
+    fails('tls: { cert: ${CERT}, key: ${KEY} }', { CERT: cert, KEY: key }).split('\n')[0],
+    `config: tls.cert: cannot read ${cert} (ENOENT)`,
+    'paths from the environment',
+  );
 });
 
 t.test('tls files that do not parse or do not match are config errors naming the field', { skip: NO_OPENSSL }, async (t) => {
@@ -51,14 +55,27 @@ t.test('tls files that do not parse or do not match are config errors naming the
   const ok = parseConfig(`tls: { cert: ${certs.a.cert}, key: ${certs.a.key}, ca: ${certs.ca} }`, {});
   t.same(ok.tls, { cert: certs.a.cert, key: certs.a.key, ca: certs.ca });
   t.equal(fails(`tls: { cert: ${garbage}, key: ${certs.a.key} }`), `config: tls.cert: ${garbage} is not a PEM certificate: no PEM certificate in it`);
-  t.equal(fails(`tls: { cert: ${certs.a.key}, key: ${certs.a.key} }`), `config: tls.cert: ${certs.a.key} is not a PEM certificate: no PEM certificate in it`, 'a key given as the certificate');
+  t.equal(
+    fails(`tls: { cert: ${certs.a.key}, key: ${certs.a.key} }`),
+    `config: tls.cert: ${certs.a.key} is not a PEM certificate: no PEM certificate in it`,
+    'a key given as the certificate',
+  );
   t.match(fails(`tls: { cert: ${certs.a.cert}, key: ${certs.a.cert} }`), `config: tls.key: ${certs.a.cert} is not an unencrypted PEM private key`);
   t.match(fails(`tls: { cert: ${certs.a.cert}, key: ${enc} }`), `config: tls.key: ${enc} is not an unencrypted PEM private key`, 'an encrypted key');
-  t.equal(fails(`tls: { cert: ${certs.a.cert}, key: ${certs.b.key} }`), `config: tls.key: ${certs.b.key} does not match the certificate in tls.cert (${certs.a.cert})`);
-  t.equal(fails(`tls: { cert: ${certs.a.cert}, key: ${certs.a.key}, ca: ${garbage} }`), `config: tls.ca: ${garbage} is not a PEM certificate bundle: no PEM certificate in it`);
+  t.equal(
+    fails(`tls: { cert: ${certs.a.cert}, key: ${certs.b.key} }`),
+    `config: tls.key: ${certs.b.key} does not match the certificate in tls.cert (${certs.a.cert})`,
+  );
+  t.equal(
+    fails(`tls: { cert: ${certs.a.cert}, key: ${certs.a.key}, ca: ${garbage} }`),
+    `config: tls.ca: ${garbage} is not a PEM certificate bundle: no PEM certificate in it`,
+  );
   const broken = join(dir, 'broken.pem');
   writeFileSync(broken, readFileSync(certs.ca, 'latin1').replace(/(BEGIN CERTIFICATE-----\n)\S{20}/, '$1' + 'A'.repeat(20)));
-  t.match(fails(`tls: { cert: ${certs.a.cert}, key: ${certs.a.key}, ca: ${broken} }`), `config: tls.ca: ${broken} is not a PEM certificate bundle: a certificate in it does not parse`);
+  t.match(
+    fails(`tls: { cert: ${certs.a.cert}, key: ${certs.a.key}, ca: ${broken} }`),
+    `config: tls.ca: ${broken} is not a PEM certificate bundle: a certificate in it does not parse`,
+  );
   t.equal(fails(`tls: { cert: ${garbage}, key: ${garbage}, ca: ${garbage} }`).split('\n').length, 3, 'every problem, one line each');
 });
 

@@ -81,14 +81,14 @@ t.test('default routing splits a batch into sub-batches of routing.upstreamBatch
   const bodies = s.router.attempts().map((x) => JSON.parse(x.body.toString()) as { id?: number; method: string }[]);
   t.same(
     bodies.map((b) => b.map((c) => c.method)),
-    [
-      ['getSlot', 'getBalance'],
-      ['getSlot', 'getHealth'],
-      ['getEpochInfo'],
-    ],
+    [['getSlot', 'getBalance'], ['getSlot', 'getHealth'], ['getEpochInfo']],
     'three sub-batches',
   );
-  t.same(bodies[0]!.map((c) => c.id), [0, 1], 'upstream ids are element positions');
+  t.same(
+    bodies[0]!.map((c) => c.id),
+    [0, 1],
+    'upstream ids are element positions',
+  );
   t.equal(a.status, '200 OK');
   t.same(
     JSON.parse(a.body),
@@ -224,7 +224,10 @@ t.test('an aborted request leaves the in-flight count exactly once, when its cal
   t.equal(s.rt.state.inflight, 1, 'one sub-batch still out');
   open[2]!.failed(F_CONNECT, 'ECONNREFUSED');
   t.equal(s.rt.state.inflight, 1, 'retried on another node: still out');
-  s.router.attempts().find((a) => !a.done)!.answered(200, Buffer.from('[{"jsonrpc":"2.0","id":2,"result":1}]'));
+  s.router
+    .attempts()
+    .find((a) => !a.done)!
+    .answered(200, Buffer.from('[{"jsonrpc":"2.0","id":2,"result":1}]'));
   await eventually('the last sub-batch', () => s.rt.state.inflight === 0);
   t.equal(s.idle.count, 2);
   t.same(b.responder.answers, []);
@@ -281,7 +284,13 @@ t.test('ids kept: the client body goes upstream as it is and the node answer com
 t.test('ids kept, default routing: sub-batches are ranges of the client bytes; answers out of order are put in order', async (t) => {
   const s = setup({ routing: { upstreamBatch: 2 } }, 2, true);
   const ids = ['7', '"b"', '12', '"d"', '-5'];
-  const { responder } = send(s, batch(['getSlot', 'getBalance', 'getSlot', 'getHealth', 'getSlot'], ids.map((id) => JSON.parse(id) as unknown)));
+  const { responder } = send(
+    s,
+    batch(
+      ['getSlot', 'getBalance', 'getSlot', 'getHealth', 'getSlot'],
+      ids.map((id) => JSON.parse(id) as unknown),
+    ),
+  );
   const attempts = s.router.attempts();
   t.same(
     attempts.map((a) => (JSON.parse(a.body.toString()) as { id: unknown }[]).map((c) => JSON.stringify(c.id))),

@@ -130,7 +130,14 @@ async function main(): Promise<void> {
     see('Services', `world ${i}`, w.rt.services);
     see('Serving', `world ${i}`, w.rt);
   }
-  ok.rt.reconfigure(resolveConfig({ nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }], cors: { origins: ['https://a.example'] }, limits: { methodTimeoutMs: { getBlock: 9000 } }, rateLimits: { token: { rate: 5, burst: 5 } } }));
+  ok.rt.reconfigure(
+    resolveConfig({
+      nodes: [{ id: 'n0', url: 'http://127.0.0.1:1' }],
+      cors: { origins: ['https://a.example'] },
+      limits: { methodTimeoutMs: { getBlock: 9000 } },
+      rateLimits: { token: { rate: 5, burst: 5 } },
+    }),
+  );
   see('Settings', 'reloaded', ok.rt.settings);
   see('Serving', 'reloaded', ok.rt);
   answered.push(http(ok, 'after a reload', CALL));

@@ -11,7 +11,15 @@ import { rng } from '../../../src/tools/rng.js';
 import { GeneratedFeed, poolAccount } from '../../../src/tools/sim-grpc/feed.js';
 import { encodeBase58 } from '../../../src/tools/sim/base58.js';
 
-const LIMITS: GrpcLimits = { maxStreamsPerToken: 10, maxFiltersPerStream: 4, maxAccountsPerFilter: 3, maxOwnersPerFilter: 2, maxDataFiltersPerFilter: 2, maxQueuedMessages: 100, maxRequestBytes: 1 << 20 };
+const LIMITS: GrpcLimits = {
+  maxStreamsPerToken: 10,
+  maxFiltersPerStream: 4,
+  maxAccountsPerFilter: 3,
+  maxOwnersPerFilter: 2,
+  maxDataFiltersPerFilter: 2,
+  maxQueuedMessages: 100,
+  maxRequestBytes: 1 << 20,
+};
 const ROUNDS = 3000;
 
 /** What the listener does with request bytes: decode, then compile; anything else thrown is a bug. */

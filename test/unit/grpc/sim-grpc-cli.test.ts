@@ -5,7 +5,24 @@ import { parseSimGrpcArgs } from '../../../src/cli/sim-grpc.js';
 import { UsageError } from '../../../src/cli/usage-error.js';
 
 t.test('flags become options and knobs', async (t) => {
-  const c = parseSimGrpcArgs(['--port', '10000', '--slot-ms', '100', '--jitter-ms', '20', '--delay-ms', '5', '--drop-rate', '0.1', '--stall-rate', '0.01', '--stall-ms', '300', '--accounts', '32']);
+  const c = parseSimGrpcArgs([
+    '--port',
+    '10000',
+    '--slot-ms',
+    '100',
+    '--jitter-ms',
+    '20',
+    '--delay-ms',
+    '5',
+    '--drop-rate',
+    '0.1',
+    '--stall-rate',
+    '0.01',
+    '--stall-ms',
+    '300',
+    '--accounts',
+    '32',
+  ]);
   t.match(c, { port: 10000, slotMs: 100, accountsPerSlot: 32, knobs: { jitterMs: 20, delayMs: 5, dropRate: 0.1, stallRate: 0.01, stallMs: 300 } });
 });
 

@@ -11,7 +11,15 @@ import { readUpdate, type Update } from '../../../src/grpc/update.js';
 import { poolAccount } from '../../../src/tools/sim-grpc/feed.js';
 import { encodeBase58 } from '../../../src/tools/sim/base58.js';
 
-const LIMITS: GrpcLimits = { maxStreamsPerToken: 10, maxFiltersPerStream: 16, maxAccountsPerFilter: 100, maxOwnersPerFilter: 100, maxDataFiltersPerFilter: 4, maxQueuedMessages: 100, maxRequestBytes: 1 << 20 };
+const LIMITS: GrpcLimits = {
+  maxStreamsPerToken: 10,
+  maxFiltersPerStream: 16,
+  maxAccountsPerFilter: 100,
+  maxOwnersPerFilter: 100,
+  maxDataFiltersPerFilter: 4,
+  maxQueuedMessages: 100,
+  maxRequestBytes: 1 << 20,
+};
 const type = geyserType('SubscribeUpdate');
 
 const slotUpdate = (slot: number, status = 0): Update => readUpdate(encodeAs(type, { slot: { slot, status } }));
@@ -52,7 +60,10 @@ t.test('the union: one filter per kind and axis, a superset of every client', as
   const [a, b, c] = [1, 2, 3].map((i) => encodeBase58(poolAccount(1, i)));
   const clients = [
     compileFilters({ accounts: { x: { account: [a!] } }, transactions: { t: { vote: false, accountInclude: [a!] } } }, LIMITS),
-    compileFilters({ accounts: { y: { owner: [b!] }, z: { account: [c!], owner: [b!] } }, transactions: { t: { vote: false, accountInclude: [c!] } }, slots: { s: {} } }, LIMITS),
+    compileFilters(
+      { accounts: { y: { owner: [b!] }, z: { account: [c!], owner: [b!] } }, transactions: { t: { vote: false, accountInclude: [c!] } }, slots: { s: {} } },
+      LIMITS,
+    ),
   ];
   const req = unionRequest(clients, 1);
   t.same(req, {

@@ -94,12 +94,16 @@ t.test('RateLimiter tallies passing takes only, and debits every table, inline a
     t.equal(limiter.takeKey('1.2.3.4', true, 2, now), PASS);
     t.equal(limiter.takeToken('tok', 3, now), PASS);
     t.equal(limiter.takeMethods('tok', ['getSlot', 'getSlot', 'getBalance'], now), PASS);
-    t.same(sorted(tally.drain()), [
-      ['i', '1.2.3.4', 2],
-      ['k', 'key1', 15],
-      ['m:getSlot', 'tok', 2],
-      ['t', 'tok', 3],
-    ], `${mode}: what passed, per bucket`);
+    t.same(
+      sorted(tally.drain()),
+      [
+        ['i', '1.2.3.4', 2],
+        ['k', 'key1', 15],
+        ['m:getSlot', 'tok', 2],
+        ['t', 'tok', 3],
+      ],
+      `${mode}: what passed, per bucket`,
+    );
 
     limiter.debit('k', 'key1', 10, now);
     t.not((last = limiter.takeKey('key1', false, 1, now)), PASS, `${mode}: key debited below zero`);

@@ -205,12 +205,17 @@ t.test('shared reload: tables that remain keep their buffer and buckets; only ne
   t.equal(a.takeToken('tok', 1, 0), PASS);
   t.equal(a.takeMethods('tok', 'getBlock', 0), PASS);
 
-  const c2 = config({ rateLimits: { token: { rate: 1000, burst: 1 }, methods: { getBlock: { rate: 1, burst: 1 }, getProgramAccounts: { rate: 1, burst: 1 } } } });
+  const c2 = config({
+    rateLimits: { token: { rate: 1000, burst: 1 }, methods: { getBlock: { rate: 1, burst: 1 }, getProgramAccounts: { rate: 1, burst: 1 } } },
+  });
   const second = createLimitBuffers(c2, first);
   t.equal(second.keys, first.keys, 'hot keys: the same buffer');
   t.equal(second.tokens, first.tokens, 'tokens: the same buffer');
   t.equal(second.methods.find((m) => m.method === 'getBlock')!.buffer, first.methods.find((m) => m.method === 'getBlock')!.buffer, 'getBlock: the same buffer');
-  t.notOk(first.methods.some((m) => m.method === 'getProgramAccounts'), 'getProgramAccounts is new');
+  t.notOk(
+    first.methods.some((m) => m.method === 'getProgramAccounts'),
+    'getProgramAccounts is new',
+  );
   t.same(
     second.methods.map((m) => m.method),
     ['getBlock', 'getProgramAccounts'],

@@ -57,11 +57,17 @@ t.test(`${THREADS} threads hammering shared keys are held to one limit for the p
     const takes = tallies.reduce((s, x) => s + x.takes, 0);
     const elapsed = Math.max(...tallies.map((x) => x.last)) - Math.min(...tallies.map((x) => x.first));
     const expected = BURST + (RATE * elapsed) / 1000;
-    t.ok(tallies.every((x) => x.allowed > 0), `${key}: every thread got some of it (${tallies.map((x) => x.allowed).join(', ')})`);
+    t.ok(
+      tallies.every((x) => x.allowed > 0),
+      `${key}: every thread got some of it (${tallies.map((x) => x.allowed).join(', ')})`,
+    );
     t.ok(takes > 3 * expected, `${key}: ${takes} takes, far more than the ${Math.round(expected)} the bucket allows`);
     // Never above (that would be a token handed out twice); below only if every thread
     // stalled for longer than the bucket takes to fill.
-    t.ok(allowed <= expected + 1, `${key}: ${allowed} allowed in ${elapsed.toFixed(0)} ms by all threads, at most burst + rate x elapsed = ${expected.toFixed(1)}`);
+    t.ok(
+      allowed <= expected + 1,
+      `${key}: ${allowed} allowed in ${elapsed.toFixed(0)} ms by all threads, at most burst + rate x elapsed = ${expected.toFixed(1)}`,
+    );
     t.ok(allowed >= expected * 0.9, `${key}: and not 10% fewer`);
   }
 });

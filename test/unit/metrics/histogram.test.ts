@@ -103,8 +103,20 @@ t.test('prometheus buckets count each value once, in the first bound >= it', asy
 t.test('the integer counts index agrees with the library for every digits setting', async (t) => {
   for (const digits of [1, 2, 3, 4, 5] as const) {
     for (const highest of [1000, 60_000_000, 600_000_000]) {
-      const ours = hdr.build({ bitBucketSize: 32, autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: digits });
-      const lib = hdr.build({ bitBucketSize: 32, autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: highest, numberOfSignificantValueDigits: digits });
+      const ours = hdr.build({
+        bitBucketSize: 32,
+        autoResize: false,
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: highest,
+        numberOfSignificantValueDigits: digits,
+      });
+      const lib = hdr.build({
+        bitBucketSize: 32,
+        autoResize: false,
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: highest,
+        numberOfSignificantValueDigits: digits,
+      });
       useIntegerIndex(ours);
       const a = ours as unknown as { countsArrayIndex(v: number): number };
       const b = lib as unknown as { countsArrayIndex(v: number): number };
@@ -128,7 +140,13 @@ t.test('the integer counts index agrees with the library for every digits settin
       t.equal(ours.getValueAtPercentile(99), lib.getValueAtPercentile(99), `digits ${digits}: same p99 after recording`);
     }
   }
-  const big = hdr.build({ bitBucketSize: 'packed', autoResize: false, lowestDiscernibleValue: 1, highestTrackableValue: 2 ** 40, numberOfSignificantValueDigits: 3 });
+  const big = hdr.build({
+    bitBucketSize: 'packed',
+    autoResize: false,
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 2 ** 40,
+    numberOfSignificantValueDigits: 3,
+  });
   const before = (big as unknown as { countsArrayIndex: unknown }).countsArrayIndex;
   useIntegerIndex(big);
   t.equal((big as unknown as { countsArrayIndex: unknown }).countsArrayIndex, before, 'ranges past 2^31 keep the library index');

@@ -19,7 +19,11 @@ t.test('RpcResponse: context.slot, apiVersion first or not, with whitespace', as
   t.equal(answerSlot(b('{ "jsonrpc": "2.0", "result": { "context" : { "slot" : 12 }, "value": 1 }, "id": 1 }'), false), 12);
   t.equal(answerSlot(b('{"jsonrpc":"2.0","result":{"value":{"context":{"slot":5}}},"id":1}'), false), -1, 'a context that does not open the result is ignored');
   t.equal(answerSlot(b('{"jsonrpc":"2.0","result":{"context":{"apiVersion":"2.1.0"},"slot":7},"id":1}'), false), -1, 'a slot outside the context is ignored');
-  t.equal(answerSlot(b('{"jsonrpc":"2.0","result":"\\"result\\":{\\"context\\":{\\"slot\\":99}}","id":1}'), false), -1, 'a string holding the pattern is not read');
+  t.equal(
+    answerSlot(b('{"jsonrpc":"2.0","result":"\\"result\\":{\\"context\\":{\\"slot\\":99}}","id":1}'), false),
+    -1,
+    'a string holding the pattern is not read',
+  );
 });
 
 t.test('a large answer: its head decides, whatever its 4 MB hold', async (t) => {
@@ -27,11 +31,12 @@ t.test('a large answer: its head decides, whatever its 4 MB hold', async (t) => 
   // failover"), not here: a test holds no wall-clock limit.
   const data = 'A'.repeat(4_000_000) + '\\"context\\":{\\"slot\\":99}';
   t.equal(answerSlot(b('{"jsonrpc":"2.0","result":[{"pubkey":"x","account":{"data":"' + data + '"}}],"id":1}'), false), -1, 'no slot at the head');
-  t.equal(answerSlot(b('{"jsonrpc":"2.0","result":{"context":{"slot":5},"value":[{"data":"' + data + '"}]},"id":1}'), false), 5, 'the head\'s slot');
+  t.equal(answerSlot(b('{"jsonrpc":"2.0","result":{"context":{"slot":5},"value":[{"data":"' + data + '"}]},"id":1}'), false), 5, "the head's slot");
 });
 
 t.test('batch answers: the highest slot of any element', async (t) => {
-  const batch = '[{"jsonrpc":"2.0","result":{"context":{"slot":10},"value":1},"id":1},{"jsonrpc":"2.0","result":{"context":{"slot":30},"value":2},"id":2},{"jsonrpc":"2.0","result":{"context":{"slot":20},"value":3},"id":3}]';
+  const batch =
+    '[{"jsonrpc":"2.0","result":{"context":{"slot":10},"value":1},"id":1},{"jsonrpc":"2.0","result":{"context":{"slot":30},"value":2},"id":2},{"jsonrpc":"2.0","result":{"context":{"slot":20},"value":3},"id":3}]';
   t.equal(answerSlot(b(batch), false), 30);
   t.equal(answerSlot(b('[{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":8,"id":2}]'), true), 8);
   t.equal(answerSlot(b('[{"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":1}]'), false), -1);

@@ -15,7 +15,17 @@ interface TestNode extends MarkedNode {
 }
 
 function nodes(n: number): TestNode[] {
-  return Array.from({ length: n }, (_, i) => ({ id: `n${i}`, bit: 1 << i, state: 'healthy' as NodeStateName, drained: false, weight: 1, slot: 1000, ewmaMs: 1, inflight: 0, mark: new NodeMark() }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `n${i}`,
+    bit: 1 << i,
+    state: 'healthy' as NodeStateName,
+    drained: false,
+    weight: 1,
+    slot: 1000,
+    ewmaMs: 1,
+    inflight: 0,
+    mark: new NodeMark(),
+  }));
 }
 
 /** A slot whose sequence is [first, second, …] for these nodes. */

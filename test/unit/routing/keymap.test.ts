@@ -274,7 +274,10 @@ t.test('adding a node moves only keys onto the new node, about its share', async
     // Minimum: the new node must end up with its share of the keys, and all of them move.
     const min = share(added, 'new') * KEYS;
     t.equal(m.others + m.off, 0, `[${weights}] + new(2): no key moves between old nodes`);
-    t.ok(m.moved <= 1.1 * min && m.moved >= 0.9 * min, `[${weights}] + new(2): moved ${m.moved}, minimum ${min.toFixed(0)}, ratio ${(m.moved / min).toFixed(4)}`);
+    t.ok(
+      m.moved <= 1.1 * min && m.moved >= 0.9 * min,
+      `[${weights}] + new(2): moved ${m.moved}, minimum ${min.toFixed(0)}, ratio ${(m.moved / min).toFixed(4)}`,
+    );
   }
 });
 
@@ -346,17 +349,27 @@ t.test('weight 0: never chosen, same as absent; all zero: no node', async (t) =>
     if (i < 10000 && withZero.sequence(s).includes(1)) bad++;
   }
   t.equal(bad, 0, 'the weight-0 node is never primary, picked or in a sequence; others map as if it were absent');
-  t.equal(withZero.pick(slots[0]!, (j) => j === 1), -1, 'only the weight-0 node usable: none');
+  t.equal(
+    withZero.pick(slots[0]!, (j) => j === 1),
+    -1,
+    'only the weight-0 node usable: none',
+  );
   const zero = new KeyMap([
     { id: 'a', weight: 0 },
     { id: 'b', weight: 0 },
   ]);
   t.equal(zero.primary(123), -1);
-  t.equal(zero.pick(123, () => true), -1);
+  t.equal(
+    zero.pick(123, () => true),
+    -1,
+  );
   t.same(zero.sequence(123), []);
   const empty = new KeyMap([]);
   t.equal(empty.primary(0), -1);
-  t.equal(empty.pick(0, () => true), -1);
+  t.equal(
+    empty.pick(0, () => true),
+    -1,
+  );
 });
 
 // --- down / unhealthy nodes -----------------------------------------------------------------
@@ -403,7 +416,11 @@ t.test('a down node’s keys follow the fallback sequence; others stay; they ret
     for (let i = 0; i < KEYS; i++) if (map.pick(slots[i]!, up) !== before[i]) back++;
     t.equal(back, 0, `${label} recovers: every key is back on its node`);
   }
-  t.equal(map.pick(slots[0]!, () => false), -1, 'nothing usable: -1');
+  t.equal(
+    map.pick(slots[0]!, () => false),
+    -1,
+    'nothing usable: -1',
+  );
 });
 
 t.test('sequence: primary first, every weighted node once, pick = first usable', async (t) => {
@@ -454,7 +471,14 @@ t.test('more than 255 nodes (16-bit table)', async (t) => {
 
 t.test('invalid configurations are refused', async (t) => {
   t.throws(() => new KeyMap(nodesOf(Array.from({ length: 65536 }, () => 1))), /at most/);
-  t.throws(() => new KeyMap([{ id: 'a', weight: 1 }, { id: 'a', weight: 2 }]), /duplicate/);
+  t.throws(
+    () =>
+      new KeyMap([
+        { id: 'a', weight: 1 },
+        { id: 'a', weight: 2 },
+      ]),
+    /duplicate/,
+  );
   t.throws(() => new KeyMap([{ id: 'a', weight: -1 }]), /weight/);
   t.throws(() => new KeyMap([{ id: 'a', weight: NaN }]), /weight/);
   t.throws(() => new KeyMap([{ id: 'a', weight: Infinity }]), /weight/);

@@ -59,7 +59,16 @@ t.test('bestSlot counts only nodes that answer probes; -1 when none', async (t) 
   ]);
   t.equal(bestSlot(ns), 120, 'the lagging node counts, stale unhealthy and ejected slots do not');
   t.equal(bestSlot(ns.slice(2)), -1, 'only unhealthy and ejected nodes');
-  t.equal(bestSlot(fakeNodes([{ drained: true, slot: 7 }, { weight: 0, slot: 8 }])), 8, 'drained and weight-0 nodes still report their slot');
+  t.equal(
+    bestSlot(
+      fakeNodes([
+        { drained: true, slot: 7 },
+        { weight: 0, slot: 8 },
+      ]),
+    ),
+    8,
+    'drained and weight-0 nodes still report their slot',
+  );
 });
 
 t.test('slotLag: behind the best, never negative, null while unknown', async (t) => {

@@ -26,7 +26,15 @@ function value(r: () => number, depth: number): string {
   const n = Math.floor(r() * 4);
   if (x < 0.8) return '[' + ws() + Array.from({ length: n }, () => value(r, depth + 1)).join(ws() + ',' + ws()) + ws() + ']';
   const keys = ['id', 'result', 'a', 'context', '{', 'i"d'.replace('"', '')];
-  return '{' + ws() + Array.from({ length: n }, (_, i) => JSON.stringify(keys[(i + Math.floor(r() * 6)) % 6]! + (i > 0 ? i : '')) + ws() + ':' + ws() + value(r, depth + 1)).join(ws() + ',' + ws()) + ws() + '}';
+  return (
+    '{' +
+    ws() +
+    Array.from({ length: n }, (_, i) => JSON.stringify(keys[(i + Math.floor(r() * 6)) % 6]! + (i > 0 ? i : '')) + ws() + ':' + ws() + value(r, depth + 1)).join(
+      ws() + ',' + ws(),
+    ) +
+    ws() +
+    '}'
+  );
 }
 
 t.test('seeded: the same verdict as the byte walk on answers in order, out of order, short, long, with ids twice or nested', async (t) => {
@@ -85,7 +93,11 @@ t.test('answers with a backslash, and very large ones, go to the byte walk; memo
   t.equal(answerInOrder(big(5 << 20), body, plan.idSpans, 0, 2), true);
   const small = b('[{"id":1,"result":0},{"result":1,"id":"b"}]');
   t.equal(answerInOrderFast(small, body, plan.idSpans, 0, 2), true, 'a small answer after a large one: the zeroed slack is where it ends');
-  t.equal(answerInOrderFast(b('[{"id":1,"result":0},{"result":1,"id":"b"}'), body, plan.idSpans, 0, 2), false, 'cut short after a large answer left bytes in memory');
+  t.equal(
+    answerInOrderFast(b('[{"id":1,"result":0},{"result":1,"id":"b"}'), body, plan.idSpans, 0, 2),
+    false,
+    'cut short after a large answer left bytes in memory',
+  );
 });
 
 t.test('seeded: both walks mark the same elements as error answers, and only top-level "error" members', async (t) => {

@@ -37,7 +37,23 @@ function rawIdText(text: string): string | null {
 // ---- analyze -------------------------------------------------------------------------------
 
 t.test('analyze: invalid JSON is a -32700 reply with id null', async (t) => {
-  const bodies = ['', ' ', '{', '[', '[1,]', '{"a":1,}', '{"a":1}x', '{"a":1}{"b":2}', 'nul', "{'id':1}", '{"id":01}', '{"id":1 "method":"m"}', '[{"jsonrpc":"2.0","id":1,"method":"m"}', 'undefined', 'NaN'];
+  const bodies = [
+    '',
+    ' ',
+    '{',
+    '[',
+    '[1,]',
+    '{"a":1,}',
+    '{"a":1}x',
+    '{"a":1}{"b":2}',
+    'nul',
+    "{'id':1}",
+    '{"id":01}',
+    '{"id":1 "method":"m"}',
+    '[{"jsonrpc":"2.0","id":1,"method":"m"}',
+    'undefined',
+    'NaN',
+  ];
   for (const body of bodies) {
     const a = analyze(b(body), 1000);
     t.equal(a.type, A_REPLY, JSON.stringify(body));
@@ -203,7 +219,10 @@ t.test('assembleBatch: keeps request order and splices the raw client ids', asyn
   // two sub-batches, each answered in reverse order
   const r1 = '[' + [3, 2, 1, 0].map((p) => answer(p, `{"p":${p},"rentEpoch":${U64}}`)).join(',') + ']';
   const r2 = ' [\n' + [8, 7, 6, 5, 4].map((p) => answer(p, `{"p":${p}}`)).join(' ,\n') + ' ]\n';
-  for (const outcomes of [[ok(0, 4, r1), ok(4, 9, r2)], [ok(4, 9, r2), ok(0, 4, r1)]]) {
+  for (const outcomes of [
+    [ok(0, 4, r1), ok(4, 9, r2)],
+    [ok(4, 9, r2), ok(0, 4, r1)],
+  ]) {
     const { merged, answered, errors } = assembleBatch(body, plan, order, outcomes);
     t.equal(answered, true);
     t.equal(errors, null, 'no element answered with an error');
@@ -222,7 +241,9 @@ t.test('assembleBatch: keeps request order and splices the raw client ids', asyn
 });
 
 t.test('assembleBatch: one error object for a whole sub-batch answers each of its calls', async (t) => {
-  const body = b('[{"jsonrpc":"2.0","id":"a","method":"m"},{"jsonrpc":"2.0","id":2,"method":"m"},{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"2.0","id":"c","method":"m"}]');
+  const body = b(
+    '[{"jsonrpc":"2.0","id":"a","method":"m"},{"jsonrpc":"2.0","id":2,"method":"m"},{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"2.0","id":"c","method":"m"}]',
+  );
   const plan = planOf(body);
   const order = forwardable(plan);
   const unhealthy = '{"jsonrpc":"2.0","error":{"code":-32005,"message":"Node is unhealthy","data":{}},"id":null}';
@@ -318,7 +339,6 @@ t.test('assembleBatch: all-notification batches have nothing to answer', async (
 
 // ---- property test -------------------------------------------------------------------------
 
-
 interface Spec {
   kind: number;
   text: string;
@@ -367,10 +387,12 @@ t.test('property: random batches through an out-of-order node come back in order
       } else {
         const bad = int(6);
         const id = pick(STRING_IDS);
-        if (bad === 0) specs.push({ kind: KIND_INVALID, text: pick(['1', '"s"', 'null', 'true', '[]', '[{"jsonrpc":"2.0","id":1,"method":"m"}]']), id: 'null', method: '' });
+        if (bad === 0)
+          specs.push({ kind: KIND_INVALID, text: pick(['1', '"s"', 'null', 'true', '[]', '[{"jsonrpc":"2.0","id":1,"method":"m"}]']), id: 'null', method: '' });
         else if (bad === 1) specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"2.0","id":${id}}`, id, method: '' });
         else if (bad === 2) specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"1.0","id":${id},"method":${m}}`, id, method: '' });
-        else if (bad === 3) specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"2.0","id":${pick(['{}', '[1]', 'false'])},"method":${m}}`, id: 'null', method: '' });
+        else if (bad === 3)
+          specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"2.0","id":${pick(['{}', '[1]', 'false'])},"method":${m}}`, id: 'null', method: '' });
         else if (bad === 4) specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"2.0","id":${id},"method":7}`, id, method: '' });
         else specs.push({ kind: KIND_INVALID, text: `{"jsonrpc":"2.0","id":${id},"method":${m},"params":7}`, id, method: '' });
       }
@@ -396,7 +418,7 @@ t.test('property: random batches through an out-of-order node come back in order
     // sometimes drops one answer, sometimes rejects a whole sub-batch with one object.
     const outcomes: SubOutcome[] = [];
     const expectError = new Map<number, number>();
-    for (let from = 0; from < order.length; ) {
+    for (let from = 0; from < order.length;) {
       const to = Math.min(order.length, from + 1 + int(8));
       const sub = buildSubBatch(body, plan, order, from, to);
       const sent = JSON.parse(sub.toString()) as { id?: number; method: string }[];
@@ -472,7 +494,12 @@ t.test('property: random batches through an out-of-order node come back in order
 });
 
 t.test('analyze: escapes in member names and values are decoded like JSON.parse would', async (t) => {
-  const a = analyze(b('[{"jsonrpc":"2\\u002e0","m\\u0065thod":"get\\u0053lot","i\\u0064":7},{"jsonrpc":"2.0","method":"a\\"b","id":1},{"jsonrpc":"2.0","method":"getSlot","id":1,"id":{}}]'), 1000);
+  const a = analyze(
+    b(
+      '[{"jsonrpc":"2\\u002e0","m\\u0065thod":"get\\u0053lot","i\\u0064":7},{"jsonrpc":"2.0","method":"a\\"b","id":1},{"jsonrpc":"2.0","method":"getSlot","id":1,"id":{}}]',
+    ),
+    1000,
+  );
   t.equal(a.type, A_BATCH);
   t.same([...a.plan!.kinds], [KIND_REQUEST, KIND_REQUEST, KIND_INVALID], 'a repeated member counts with its last value, as in JSON.parse');
   t.same(a.plan!.methods, ['getSlot', 'a"b', '']);
@@ -488,9 +515,13 @@ t.test('assembleBatch: node error answers are marked on both paths, ids kept (in
   const plan = planOf(body);
   t.ok(plan.idsKept);
   const notFound = (id: number): string => `{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":${id}}`;
-  const kept = assembleBatch(body, plan, null, [ok(0, 3, `[{"jsonrpc":"2.0","result":5,"id":1},${notFound(2)},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`)]);
+  const kept = assembleBatch(body, plan, null, [
+    ok(0, 3, `[{"jsonrpc":"2.0","result":5,"id":1},${notFound(2)},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`),
+  ]);
   t.same([...kept.errors!], [0, 1, 0], 'in order: the walk that checks the ids marks the error');
-  const shuffled = assembleBatch(body, plan, null, [ok(0, 3, `[${notFound(2)},{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`)]);
+  const shuffled = assembleBatch(body, plan, null, [
+    ok(0, 3, `[${notFound(2)},{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":{"error":0},"id":3}]`),
+  ]);
   t.same([...shuffled.errors!], [0, 1, 0], 'out of order: matched by id, then marked');
   const order = forwardable(plan);
   const rewritten = assembleBatch(body, plan, order, [ok(0, 3, `[${notFound(1)},{"jsonrpc":"2.0","result":5,"id":0},{"jsonrpc":"2.0","result":6,"id":2}]`)]);

@@ -30,7 +30,23 @@ t.test('echoedId: plain integers and short plain strings; everything an encoder 
   t.equal(value('999999999999999'), 999999999999999, '15 digits');
   t.equal(value('"a-Z_0.9:x"'), -1, 'plain string');
   t.equal(value('""'), -1, 'empty string');
-  for (const id of ['-0', '1.0', '1e3', '1E3', '0.5', '1234567890123456', U64, '"é"', '"a b"', '"a\\"b"', '"\\u0041"', '"<tag>"', '"a/b"', 'null', '"' + 'x'.repeat(65) + '"']) {
+  for (const id of [
+    '-0',
+    '1.0',
+    '1e3',
+    '1E3',
+    '0.5',
+    '1234567890123456',
+    U64,
+    '"é"',
+    '"a b"',
+    '"a\\"b"',
+    '"\\u0041"',
+    '"<tag>"',
+    '"a/b"',
+    'null',
+    '"' + 'x'.repeat(65) + '"',
+  ]) {
     t.ok(Number.isNaN(value(id)), `${id} is not forwarded as it is`);
   }
 });
@@ -40,7 +56,10 @@ t.test('IdTable: finds ids by their bytes, refuses a second equal id', async (t)
   const spans = Int32Array.from([0, 3, 4, 6, 7, 10, 11, 15, 16, 18]);
   const table = new IdTable();
   table.reset(body, spans, 5);
-  t.same([0, 1, 2, 3].map((i) => table.add(i)), [true, true, true, true]);
+  t.same(
+    [0, 1, 2, 3].map((i) => table.add(i)),
+    [true, true, true, true],
+  );
   t.equal(table.add(4), false, '12 twice');
   t.equal(table.find(b('x"12"'), 1, 5), 3, 'the string "12" is not the number 12');
   t.equal(table.find(b('12'), 0, 2), 1);
@@ -141,11 +160,29 @@ t.test('sliceSubBatch and joined sub-batch answers', async (t) => {
   const plan = planOf(body);
   t.equal(sliceSubBatch(body, plan, 0, 2).toString(), '[' + call('1') + ' , ' + call('2') + ']', "the client's bytes of the range");
   t.equal(sliceSubBatch(body, plan, 4, 5).toString(), '[' + call('5') + ']');
-  const part = (from: number, to: number, ws = ''): string => ws + '[' + ws + ids.slice(from, to).map((id) => answer(id, id)).join(',' + ws) + ws + ']' + ws;
+  const part = (from: number, to: number, ws = ''): string =>
+    ws +
+    '[' +
+    ws +
+    ids
+      .slice(from, to)
+      .map((id) => answer(id, id))
+      .join(',' + ws) +
+    ws +
+    ']' +
+    ws;
   // sub-batches finish in any order; the answer follows the request
   const r = assembleBatch(body, plan, null, [ok(4, 5, part(4, 5, ' ')), ok(0, 2, part(0, 2)), ok(2, 4, part(2, 4, '\n'))]);
-  const inner = (from: number, to: number, ws = ''): string => ids.slice(from, to).map((id) => answer(id, id)).join(',' + ws);
-  t.equal(r.merged!.toString(), '[' + inner(0, 2) + ',' + inner(2, 4, '\n') + ',' + inner(4, 5) + ']', 'each part as the node wrote it, in request order, in one array');
+  const inner = (from: number, to: number, ws = ''): string =>
+    ids
+      .slice(from, to)
+      .map((id) => answer(id, id))
+      .join(',' + ws);
+  t.equal(
+    r.merged!.toString(),
+    '[' + inner(0, 2) + ',' + inner(2, 4, '\n') + ',' + inner(4, 5) + ']',
+    'each part as the node wrote it, in request order, in one array',
+  );
 });
 
 t.test('assembleBatch, ids kept: out of order, short, one error object or a failed part fall back to matching by id', async (t) => {
@@ -224,7 +261,7 @@ t.test('property: random kept batches through a node that reorders, drops and re
     }
     const outcomes: SubOutcome[] = [];
     const want: string[] = [];
-    for (let from = 0; from < n; ) {
+    for (let from = 0; from < n;) {
       const to = Math.min(n, from + 1 + int(10));
       const sent = JSON.parse(sliceSubBatch(body, plan, from, to).toString()) as { id: unknown }[];
       const els = sent.map((c) => answer(JSON.stringify(c.id), `{"id":${JSON.stringify(c.id)},"u":${U64}}`));
@@ -259,7 +296,12 @@ t.test('property: random kept batches through a node that reorders, drops and re
           return;
         }
       } else if (!merged.includes(want[k]!)) {
-        t.fail(`round ${round}: entry ${k} not byte-exact`, { want: want[k], merged, body: body.toString(), answers: outcomes.map((o) => [o.from, o.to, o.response!.toString()]) });
+        t.fail(`round ${round}: entry ${k} not byte-exact`, {
+          want: want[k],
+          merged,
+          body: body.toString(),
+          answers: outcomes.map((o) => [o.from, o.to, o.response!.toString()]),
+        });
         return;
       }
       if (JSON.stringify(got[k]!.id) !== ids[k]) {

@@ -19,8 +19,16 @@ function same(t: Test, text: string, limit: number): boolean | null {
   }
   if (!fast) return fast;
   const n = b.recorded;
-  const layout = (l: RequestLayout): unknown => [l.batch, l.count, l.recorded, [...l.spans.subarray(0, 2 * n)], [...l.members.subarray(0, 8 * n)], [...l.flags.subarray(0, n)]];
-  if (JSON.stringify(layout(a)) !== JSON.stringify(layout(b))) t.fail(`layout differs for ${text}: ${JSON.stringify(layout(a))} against ${JSON.stringify(layout(b))}`);
+  const layout = (l: RequestLayout): unknown => [
+    l.batch,
+    l.count,
+    l.recorded,
+    [...l.spans.subarray(0, 2 * n)],
+    [...l.members.subarray(0, 8 * n)],
+    [...l.flags.subarray(0, n)],
+  ];
+  if (JSON.stringify(layout(a)) !== JSON.stringify(layout(b)))
+    t.fail(`layout differs for ${text}: ${JSON.stringify(layout(a))} against ${JSON.stringify(layout(b))}`);
   return fast;
 }
 
@@ -44,7 +52,25 @@ const ELEMENTS = [
   '{"jsonrpc":"2.0","id":123 ,"method":"getSlot","params":["a"] }',
   '{"jsonrpc":"2.0","id":9.25,"method":"getSlot","params":[ "a"]}',
 ];
-const BROKEN = ['{"id":1,}', '{"id":01}', '{"id":1.}', '{"id":"\\x"}', '{"id":tru}', '{"id" 1}', '{"a":"\u0001"}', '[1,]', '{"id":-}', '{"id":1e}', '{"id":"\\u12g4"}', '{"id":12.}', '{"id":12a}', '{"params":["a"}', '{"params":["a",]}', '{"params":["a"]]}', '{"params":["a\u0002"]}'];
+const BROKEN = [
+  '{"id":1,}',
+  '{"id":01}',
+  '{"id":1.}',
+  '{"id":"\\x"}',
+  '{"id":tru}',
+  '{"id" 1}',
+  '{"a":"\u0001"}',
+  '[1,]',
+  '{"id":-}',
+  '{"id":1e}',
+  '{"id":"\\u12g4"}',
+  '{"id":12.}',
+  '{"id":12a}',
+  '{"params":["a"}',
+  '{"params":["a",]}',
+  '{"params":["a"]]}',
+  '{"params":["a\u0002"]}',
+];
 
 t.test('seeded: the same verdict and layout as the JavaScript scanner', async (t) => {
   const r = rng(42);
@@ -60,7 +86,7 @@ t.test('seeded: the same verdict and layout as the JavaScript scanner', async (t
     if (r() < 0.05) text = text.slice(0, Math.floor(r() * text.length));
     // Bodies under 80 bytes go to the JavaScript scanner: whitespace brings them over.
     if (text.length < 80) text = r() < 0.5 ? text.padEnd(80, pick([' ', '\n'])) : text.padStart(80, pick([' ', '\t']));
-      const v = same(t, text, r() < 0.2 ? Math.floor(r() * 4) : 1000);
+    const v = same(t, text, r() < 0.2 ? Math.floor(r() * 4) : 1000);
     if (v === null) left++;
     else if (v) valid++;
     else invalid++;

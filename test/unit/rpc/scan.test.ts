@@ -56,7 +56,10 @@ t.test('arrayElements: whitespace everywhere, nesting, tricky strings, unicode',
   const batch = '[{"jsonrpc":"2.0","id":1,"method":"a","params":[{"id":"]"}]} , {"jsonrpc":"2.0","id":"}","method":"b"}]';
   const els = elements(batch);
   t.equal(els.length, 2);
-  t.same(els.map((e) => JSON.parse(e)), JSON.parse(batch));
+  t.same(
+    els.map((e) => JSON.parse(e)),
+    JSON.parse(batch),
+  );
 });
 
 t.test('memberSpan: finds only top-level keys, raw bytes of the value', async (t) => {
@@ -104,7 +107,6 @@ t.test('rawIdOf: raw id text of a single request', async (t) => {
 });
 
 // ---- property test ------------------------------------------------------------------------
-
 
 const STRING_PIECES = ['a', 'id', '"', '\\', '\\\\', ']', '[', '}', '{', ',', ':', ' ', 'é', '€', '😀', '\n', '\u0000', '\u2028', '"id":1'];
 

@@ -18,13 +18,81 @@ function parses(text: Buffer): boolean {
 }
 
 const EDGE = [
-  '', ' ', '\t\n\r ', '\ufeff{}', '{}', '[]', '[ ]', '{ }', 'null', 'true', 'false', 'nul', 'tru', 'fals', 'nulll', 'truex',
-  '0', '-0', '01', '-01', '1.', '.5', '1.5', '-', '1e', '1e+', '1e-2', '1E5', '1e05', '+1', '0x10', '1.5e+10', '123456789012345678901234567890',
-  '""', '"a"', '"\\"', '"\\\\"', '"\\u00e9"', '"\\u00G9"', '"\\u00e"', '"\\x"', '"\\/"', '"\\b\\f\\n\\r\\t"', '"tab\there"', '"nl\nhere"', '"\u007f"', '"é😀"',
-  '[1,]', '[,1]', '[1 2]', '[1,,2]', '{"a":1,}', '{,}', '{"a"}', '{"a":}', '{"a" 1}', '{a:1}', "{'a':1}", '{"a":1 "b":2}', '[1]]', '[[1]', '{"a":{"b":[1,{"c":null}]}}',
-  '[] []', '{} x', '1 2', '[1] ', ' [1]', '[\n1\n,\n2\n]', '{"":""}', '{"a":1,"a":2}',
-  '{"jsonrpc":"2.0","method":"getSlot","id":1}', '[{"jsonrpc":"2.0","method":"getSlot","id":1},{"jsonrpc":"2.0","method":"x"}]',
-  '{"jsonrpc":"2.0","method":"getSlot","id":1', '[{"jsonrpc":"2.0","method":"getSlot","id":1}', '[{"jsonrpc":"2.0","method":"getSlot","id":1},]',
+  '',
+  ' ',
+  '\t\n\r ',
+  '\ufeff{}',
+  '{}',
+  '[]',
+  '[ ]',
+  '{ }',
+  'null',
+  'true',
+  'false',
+  'nul',
+  'tru',
+  'fals',
+  'nulll',
+  'truex',
+  '0',
+  '-0',
+  '01',
+  '-01',
+  '1.',
+  '.5',
+  '1.5',
+  '-',
+  '1e',
+  '1e+',
+  '1e-2',
+  '1E5',
+  '1e05',
+  '+1',
+  '0x10',
+  '1.5e+10',
+  '123456789012345678901234567890',
+  '""',
+  '"a"',
+  '"\\"',
+  '"\\\\"',
+  '"\\u00e9"',
+  '"\\u00G9"',
+  '"\\u00e"',
+  '"\\x"',
+  '"\\/"',
+  '"\\b\\f\\n\\r\\t"',
+  '"tab\there"',
+  '"nl\nhere"',
+  '"\u007f"',
+  '"é😀"',
+  '[1,]',
+  '[,1]',
+  '[1 2]',
+  '[1,,2]',
+  '{"a":1,}',
+  '{,}',
+  '{"a"}',
+  '{"a":}',
+  '{"a" 1}',
+  '{a:1}',
+  "{'a':1}",
+  '{"a":1 "b":2}',
+  '[1]]',
+  '[[1]',
+  '{"a":{"b":[1,{"c":null}]}}',
+  '[] []',
+  '{} x',
+  '1 2',
+  '[1] ',
+  ' [1]',
+  '[\n1\n,\n2\n]',
+  '{"":""}',
+  '{"a":1,"a":2}',
+  '{"jsonrpc":"2.0","method":"getSlot","id":1}',
+  '[{"jsonrpc":"2.0","method":"getSlot","id":1},{"jsonrpc":"2.0","method":"x"}]',
+  '{"jsonrpc":"2.0","method":"getSlot","id":1',
+  '[{"jsonrpc":"2.0","method":"getSlot","id":1}',
+  '[{"jsonrpc":"2.0","method":"getSlot","id":1},]',
 ];
 
 t.test('edge cases: accepted exactly when JSON.parse accepts', async (t) => {
@@ -55,7 +123,9 @@ function generators(r: () => number): { value: Gen; call: Gen; ws: Gen } {
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
   const ws = (): string => (r() < 0.6 ? '' : pick([' ', '\n', '\t ', ' \r\n ']));
   const str = (): string =>
-    '"' + Array.from({ length: int(6) }, () => pick(['a', 'é', '😀', '\\"', '\\\\', '\\n', '\\u00e9', '\\/', ']', '}', ',', ':', '"id"'.slice(1, 3), ' '])).join('') + '"';
+    '"' +
+    Array.from({ length: int(6) }, () => pick(['a', 'é', '😀', '\\"', '\\\\', '\\n', '\\u00e9', '\\/', ']', '}', ',', ':', '"id"'.slice(1, 3), ' '])).join('') +
+    '"';
   const num = (): string => pick(['0', '-0', '7', '-12', '3.25', '1e3', '-2.5E-7', '18446744073709551615', '1E+2']);
   const value = (depth = 0): string => {
     const k = depth > 3 ? int(4) : int(6);
@@ -91,13 +161,18 @@ t.test('property: random documents and mutations agree with JSON.parse', async (
   let checked = 0;
   let valid = 0;
   for (let round = 0; round < 4000; round++) {
-    const doc = r() < 0.5 ? g.ws() + g.value() + g.ws() : g.ws() + '[' + Array.from({ length: 1 + Math.floor(r() * 5) }, () => (r() < 0.8 ? g.call() : g.value())).join(',' + g.ws()) + ']';
+    const doc =
+      r() < 0.5
+        ? g.ws() + g.value() + g.ws()
+        : g.ws() + '[' + Array.from({ length: 1 + Math.floor(r() * 5) }, () => (r() < 0.8 ? g.call() : g.value())).join(',' + g.ws()) + ']';
     const texts = [doc];
     for (let m = 0; m < 3; m++) {
       const at = Math.floor(r() * (doc.length + 1));
       const ch = MUTATIONS[Math.floor(r() * MUTATIONS.length)]!;
       const kind = Math.floor(r() * 3);
-      texts.push(kind === 0 ? doc.slice(0, at) + ch + doc.slice(at) : kind === 1 ? doc.slice(0, at) + doc.slice(at + 1) : doc.slice(0, at) + ch + doc.slice(at + 1));
+      texts.push(
+        kind === 0 ? doc.slice(0, at) + ch + doc.slice(at) : kind === 1 ? doc.slice(0, at) + doc.slice(at + 1) : doc.slice(0, at) + ch + doc.slice(at + 1),
+      );
     }
     texts.push(doc.slice(0, Math.floor(r() * doc.length)));
     for (const text of texts) {
@@ -141,7 +216,7 @@ function checkLayout(buf: Buffer): string | null {
     for (const [slot, name] of SLOTS) {
       const s = layout.members[8 * i + 2 * slot]!;
       const present = isObject && Object.prototype.hasOwnProperty.call(call, name);
-      if ((s >= 0) !== present) return `call ${i} member ${name}: recorded ${s >= 0}, present ${present}`;
+      if (s >= 0 !== present) return `call ${i} member ${name}: recorded ${s >= 0}, present ${present}`;
       if (!present) continue;
       const value = buf.toString('utf8', s, layout.members[8 * i + 2 * slot + 1]);
       if (JSON.stringify(JSON.parse(value)) !== JSON.stringify((call as Record<string, unknown>)[name])) return `call ${i} member ${name} span covers ${value}`;

@@ -71,10 +71,10 @@ t.test('two instances debit each other through Redis', { skip: skipWithoutRedis(
   await a.sync.sync();
   t.equal(drainKey(a.limiter, 'hot'), 0, 'A: 100 - 31 own - 70 of B is below zero');
   // A took no token calls since its first sync: it learns B's 10 with its next own take.
-  t.not((a.limiter.takeToken('tok', 61, now)), PASS, 'A: token bucket 100 - 40 own');
+  t.not(a.limiter.takeToken('tok', 61, now), PASS, 'A: token bucket 100 - 40 own');
   t.equal(a.limiter.takeToken('tok', 1, now), PASS);
   await a.sync.sync();
-  t.not((a.limiter.takeToken('tok', 50, now)), PASS, "A: B's 10 debited at that sync");
+  t.not(a.limiter.takeToken('tok', 50, now), PASS, "A: B's 10 debited at that sync");
   t.equal(a.limiter.takeToken('tok', 49, now), PASS);
   const counter = await a.link.client.get('ls1:k:hot');
   t.equal(counter, '101', 'one counter per bucket holds the total of both');

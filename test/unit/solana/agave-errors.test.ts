@@ -6,7 +6,10 @@ const CLASS_TEXT = ['final', 'retry on another node', 'mark the node, retry else
 
 t.test('every Agave server code from -32001 to -32019, once', async (t) => {
   const codes = AGAVE_ERRORS.map((e) => e.code);
-  t.same(codes, Array.from({ length: 19 }, (_, i) => -32001 - i));
+  t.same(
+    codes,
+    Array.from({ length: 19 }, (_, i) => -32001 - i),
+  );
   for (const e of AGAVE_ERRORS) {
     t.equal(classOf(e.code), e.cls);
     t.equal(agaveError(e.code), e);

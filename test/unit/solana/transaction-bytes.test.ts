@@ -1,12 +1,5 @@
 import t from 'tap';
-import {
-  Keypair,
-  MessageV0,
-  PublicKey,
-  SystemProgram,
-  Transaction,
-  VersionedTransaction,
-} from '@solana/web3.js';
+import { Keypair, MessageV0, PublicKey, SystemProgram, Transaction, VersionedTransaction } from '@solana/web3.js';
 import { getBase58Codec } from '@solana/kit';
 import { lastBlockhash, readRecentBlockhash, TxEncoding, TxRead } from '../../../src/solana/transaction-bytes.js';
 
@@ -104,7 +97,7 @@ t.test('garbage is unparsable, never a throw', async (t) => {
   // Random bytes.
   let x = 12345;
   for (let k = 0; k < 300; k++) {
-    const len = 1 + (k * 7) % 1300;
+    const len = 1 + ((k * 7) % 1300);
     const b = new Uint8Array(len);
     for (let i = 0; i < len; i++) {
       x ^= x << 13;

@@ -50,7 +50,12 @@ t.test('connection errors name the user, database, host and port, never the pass
     () => null,
     (e: Error) => e,
   );
-  t.match(err1?.message, new RegExp(`^store\\.url postgres://nobody@${at.replace(/\./g, '\\.')}/postgres: cannot open the PostgreSQL store at ${at.replace(/\./g, '\\.')}: authentication failed for user "nobody"`));
+  t.match(
+    err1?.message,
+    new RegExp(
+      `^store\\.url postgres://nobody@${at.replace(/\./g, '\\.')}/postgres: cannot open the PostgreSQL store at ${at.replace(/\./g, '\\.')}: authentication failed for user "nobody"`,
+    ),
+  );
   t.notMatch(err1?.message, /hunter2/, 'no password in the message');
   const err2 = await openStore(`postgresql://postgres:hunter2@${at}/no_such_db`).then(
     () => null,
@@ -84,7 +89,9 @@ t.test('instances starting together on an empty database build the schema once',
 /** Rows over a few tokens, methods and minutes (so two writers hit the same rows), some with histograms. */
 function overlappingRows(next: () => number, tokens: string[], pool: string[], n: number): UsageRow[] {
   const methods = ['getSlot', 'getBalance', 'getBlock'];
-  const minutes = [NOW - 3 * MINUTE_MS, NOW - 2 * MINUTE_MS, NOW - 61 * MINUTE_MS, NOW - 7 * HOUR_MS, NOW - DAY_MS - 5 * HOUR_MS].map((m) => Math.floor(m / MINUTE_MS) * MINUTE_MS);
+  const minutes = [NOW - 3 * MINUTE_MS, NOW - 2 * MINUTE_MS, NOW - 61 * MINUTE_MS, NOW - 7 * HOUR_MS, NOW - DAY_MS - 5 * HOUR_MS].map(
+    (m) => Math.floor(m / MINUTE_MS) * MINUTE_MS,
+  );
   return Array.from({ length: n }, () => {
     const calls = 1 + Math.floor(next() * 5);
     return {
@@ -155,7 +162,8 @@ t.test('compaction runs on one instance at a time', skip, async (t) => {
   const tokenId = (await a.createToken(account.id, stack.id, 't')).record.id;
   const old = Math.floor((NOW - 2 * DAY_MS) / MINUTE_MS) * MINUTE_MS;
   await a.addUsage([{ tokenId, method: 'getSlot', minute: old, calls: 3, errors: 0, bytesIn: 1, bytesOut: 1, histogram: null }]);
-  const oldMinutes = async (): Promise<number> => (await (a as PgStore).db.selectFrom('usage_minute').select('start_ms').where('start_ms', '=', old).execute()).length;
+  const oldMinutes = async (): Promise<number> =>
+    (await (a as PgStore).db.selectFrom('usage_minute').select('start_ms').where('start_ms', '=', old).execute()).length;
   t.equal(await oldMinutes(), 1);
 
   // Another instance compacting holds the lock for its transaction: a session lock stands in for it.
@@ -202,9 +210,18 @@ t.test('a token change through one instance reaches the token sync of another wi
   await eventually('active again', () => table.find(created.token)?.active === true, 1000);
 
   // The listening connection cut (server restart, failover): it comes back and hears again.
-  const cut = await rawQuery<{ ok: boolean }>(url, `select pg_terminate_backend(pid) as ok from pg_stat_activity where query = 'LISTEN jumpgate_tokens' and datname = current_database()`);
+  const cut = await rawQuery<{ ok: boolean }>(
+    url,
+    `select pg_terminate_backend(pid) as ok from pg_stat_activity where query = 'LISTEN jumpgate_tokens' and datname = current_database()`,
+  );
   t.equal(cut.length, 1, 'one listening connection, cut');
-  await eventually('listening again', async () => b.listening && (await rawQuery(url, `select 1 from pg_stat_activity where query = 'LISTEN jumpgate_tokens' and datname = current_database()`)).length === 1, 5000);
+  await eventually(
+    'listening again',
+    async () =>
+      b.listening &&
+      (await rawQuery(url, `select 1 from pg_stat_activity where query = 'LISTEN jumpgate_tokens' and datname = current_database()`)).length === 1,
+    5000,
+  );
   await a.deleteToken(account.id, created.record.id);
   await eventually('the deleted token gone there', () => table.find(created.token) === null, 1000);
 });

@@ -85,7 +85,11 @@ t.test('store URLs', async (t) => {
   t.equal(sqlitePath('sqlite://:memory:'), ':memory:');
   t.equal(sqlitePath('sqlite://./data/x.db', '/srv'), '/srv/data/x.db', 'relative to the working directory');
   t.equal(sqlitePath('sqlite:///var/x.db', '/srv'), '/var/x.db');
-  await t.rejects(openStore('postgres://u:secret@127.0.0.1:1/jg'), /^store\.url postgres:\/\/u@127\.0\.0\.1:1\/jg: cannot open the PostgreSQL store at 127\.0\.0\.1:1: connection refused/, 'unreachable: names host and port, not the password');
+  await t.rejects(
+    openStore('postgres://u:secret@127.0.0.1:1/jg'),
+    /^store\.url postgres:\/\/u@127\.0\.0\.1:1\/jg: cannot open the PostgreSQL store at 127\.0\.0\.1:1: connection refused/,
+    'unreachable: names host and port, not the password',
+  );
   await t.rejects(openStore('postgresql://u@127.0.0.1:1'), /name the database/);
   await t.rejects(openStore('mysql://db'), /expected sqlite:/);
 });
@@ -108,7 +112,11 @@ for (const kind of KINDS) {
     t.same(await s.sessionById(sess.id), sess);
     t.equal(await s.sessionById(sess.id + 'x'), null);
     const raw = await (s as SqlStore).db.selectFrom('sessions').select('id').execute();
-    t.same(raw.map((r) => r.id), [sha256Hex(sess.id)], 'only a hash of the session id is stored');
+    t.same(
+      raw.map((r) => r.id),
+      [sha256Hex(sess.id)],
+      'only a hash of the session id is stored',
+    );
     await s.deleteSession(sess.id);
     t.equal(await s.sessionById(sess.id), null, 'deleted');
 
@@ -118,7 +126,10 @@ for (const kind of KINDS) {
     t.equal(await s.sessionById(short.id), null, 'null once expired');
     await s.compactUsage(Date.now(), 30);
     t.equal((await (s as SqlStore).db.selectFrom('sessions').select('id').execute()).length, 0, 'expired sessions purged by compaction');
-    t.same((await s.listAccounts()).map((x) => x.email), ['alice@example.com']);
+    t.same(
+      (await s.listAccounts()).map((x) => x.email),
+      ['alice@example.com'],
+    );
   });
 
   t.test(`${kind}: stacks, and one account never sees another's`, skipOf(kind), async (t) => {
@@ -129,8 +140,14 @@ for (const kind of KINDS) {
     await rejectsCode(t, s.createStack(A.account.id, '   ', null), 'invalid', 'blank name');
     const bProd = await s.createStack(B.account.id, 'prod', 'B has one too');
     t.equal(bProd.description, 'B has one too', 'the same name in another account is fine');
-    t.same((await s.listStacks(A.account.id)).map((x) => x.name), ['prod']);
-    t.same((await s.listStacks(B.account.id)).map((x) => x.name), ['mine', 'prod']);
+    t.same(
+      (await s.listStacks(A.account.id)).map((x) => x.name),
+      ['prod'],
+    );
+    t.same(
+      (await s.listStacks(B.account.id)).map((x) => x.name),
+      ['mine', 'prod'],
+    );
     t.same(await s.stackByName(A.account.id, 'prod'), A.stack);
 
     // B against A's stack and token.
@@ -200,7 +217,12 @@ for (const kind of KINDS) {
     t.equal((await s.tokensForGateway())[0]!.active, true);
 
     const touchedAt = NOW;
-    await s.touchTokens(new Map([[record.id, touchedAt], ['static:abc', touchedAt]]));
+    await s.touchTokens(
+      new Map([
+        [record.id, touchedAt],
+        ['static:abc', touchedAt],
+      ]),
+    );
     t.equal((await s.tokenById(a.id, record.id))?.lastUsedAt, touchedAt, 'touchTokens sets last use (unknown ids ignored)');
     await s.touchTokens(new Map([[record.id, touchedAt - 1000]]));
     t.equal((await s.tokenById(a.id, record.id))?.lastUsedAt, touchedAt, 'never moves back');
@@ -220,7 +242,10 @@ for (const kind of KINDS) {
     const s = await open(t, kind);
     const { account, stack, tokenId } = await fixture(s);
     const m = minuteOf(NOW);
-    await s.addUsage([row(tokenId, 'getSlot', m, 3, { errors: 1, histogram: hist([1000, 2000, 3000]) }), row(tokenId, 'getBalance', m, 1, { histogram: hist([500]) })]);
+    await s.addUsage([
+      row(tokenId, 'getSlot', m, 3, { errors: 1, histogram: hist([1000, 2000, 3000]) }),
+      row(tokenId, 'getBalance', m, 1, { histogram: hist([500]) }),
+    ]);
     await s.addUsage([row(tokenId, 'getSlot', m, 2, { histogram: hist([100_000, 100_000]) }), row(tokenId, 'getSlot', m + 5, 1)]);
     await s.addUsage([]);
     const rows = await (s as SqlStore).db.selectFrom('usage_minute').selectAll().where('method', '=', 'getSlot').execute();
@@ -233,7 +258,11 @@ for (const kind of KINDS) {
     t.same([slot.calls, slot.errors], [6, 1]);
     t.ok(Math.abs(slot.p50! - 3) < 0.05, `p50 ≈ 3 ms (${slot.p50})`);
     t.ok(Math.abs(slot.p99! - 100) < 1, `p99 ≈ 100 ms (${slot.p99})`);
-    t.same(a.methods.map((x) => x.method), ['getSlot', 'getBalance'], 'busiest method first');
+    t.same(
+      a.methods.map((x) => x.method),
+      ['getSlot', 'getBalance'],
+      'busiest method first',
+    );
     // A null histogram merged with an existing one keeps it.
     await s.addUsage([row(tokenId, 'getBalance', m, 1)]);
     const again = await s.analytics(account.id, stack.id, '1h', NOW);
@@ -291,12 +320,19 @@ for (const kind of KINDS) {
     t.equal(h1.series.length, 60);
     t.same(h1.series[59], { t: minuteOf(NOW), calls: 4, errors: 1 });
     t.same(h1.series[29], { t: minuteOf(NOW) - 30 * MINUTE_MS, calls: 2, errors: 0 });
-    t.same(h1.methods.map((m) => [m.method, m.calls, m.errors]), [['getSlot', 6, 1]], 'only calls inside the hour; bytes-only rows are not methods');
+    t.same(
+      h1.methods.map((m) => [m.method, m.calls, m.errors]),
+      [['getSlot', 6, 1]],
+      'only calls inside the hour; bytes-only rows are not methods',
+    );
 
     const d1 = await s.analytics(account.id, stack.id, '24h', NOW);
     t.equal(d1.series.length, 24);
     t.equal(d1.from, Math.floor(NOW / HOUR_MS) * HOUR_MS - 23 * HOUR_MS);
-    t.equal(d1.series.reduce((a, x) => a + x.calls, 0), 14);
+    t.equal(
+      d1.series.reduce((a, x) => a + x.calls, 0),
+      14,
+    );
     t.equal(d1.series[21]!.calls, 8, 'two hours back');
     const slot = d1.methods[0]!;
     t.same([slot.method, slot.calls], ['getSlot', 14]);
@@ -305,13 +341,30 @@ for (const kind of KINDS) {
     const w7 = await s.analytics(account.id, stack.id, '7d', NOW);
     t.equal(w7.series.length, 28, '7 d: 6 h buckets');
     t.equal(w7.series[1]!.t - w7.series[0]!.t, 6 * HOUR_MS);
-    t.same(w7.methods.map((m) => [m.method, m.calls, m.errors, m.p50]), [['getSlot', 14, 1, w7.methods[0]!.p50], ['sendTransaction', 1, 1, null]], 'no latency recorded: p50 null');
+    t.same(
+      w7.methods.map((m) => [m.method, m.calls, m.errors, m.p50]),
+      [
+        ['getSlot', 14, 1, w7.methods[0]!.p50],
+        ['sendTransaction', 1, 1, null],
+      ],
+      'no latency recorded: p50 null',
+    );
 
     const onlyA = await s.analytics(account.id, stack.id, '7d', NOW, tokenId);
-    t.same(onlyA.methods.map((m) => [m.method, m.calls]), [['getSlot', 6]], 'filtered by token');
+    t.same(
+      onlyA.methods.map((m) => [m.method, m.calls]),
+      [['getSlot', 6]],
+      'filtered by token',
+    );
     t.ok(onlyA.methods[0]!.p99! > 8.9, 'its own latencies');
     const onlyB = await s.analytics(account.id, stack.id, '7d', NOW, b.record.id);
-    t.same(onlyB.methods.map((m) => [m.method, m.calls]), [['getSlot', 8], ['sendTransaction', 1]]);
+    t.same(
+      onlyB.methods.map((m) => [m.method, m.calls]),
+      [
+        ['getSlot', 8],
+        ['sendTransaction', 1],
+      ],
+    );
   });
 
   t.test(`${kind}: compaction rolls old minutes into hours and keeps every total; retention deletes`, skipOf(kind), async (t) => {
@@ -329,7 +382,10 @@ for (const kind of KINDS) {
     const before7 = await s.analytics(account.id, stack.id, '7d', NOW);
     const before24 = await s.analytics(account.id, stack.id, '24h', NOW);
     const beforeO = await s.overview(account.id, stack.id, NOW);
-    t.equal(before7.series.reduce((a, x) => a + x.calls, 0), total);
+    t.equal(
+      before7.series.reduce((a, x) => a + x.calls, 0),
+      total,
+    );
 
     await s.compactUsage(NOW, 30);
     const db = (s as SqlStore).db;
@@ -339,7 +395,10 @@ for (const kind of KINDS) {
     const hours = await db.selectFrom('usage_hour').selectAll().execute();
     t.ok(hours.length > 40, `hour rows made (${hours.length})`);
     // Hours are rolled up as usage is written, so the last 24 h have hour rows too.
-    t.ok(hours.every((h) => Number(h.start_ms) % HOUR_MS === 0), 'whole hours only');
+    t.ok(
+      hours.every((h) => Number(h.start_ms) % HOUR_MS === 0),
+      'whole hours only',
+    );
 
     const after7 = await s.analytics(account.id, stack.id, '7d', NOW);
     t.same(after7, before7, '7 d analytics identical (series, calls, errors, percentiles)');
@@ -354,7 +413,11 @@ for (const kind of KINDS) {
     await s.addUsage([lateRow]);
     await s.compactUsage(NOW, 30);
     const late = await s.analytics(account.id, stack.id, '7d', NOW);
-    t.equal(late.series.reduce((a, x) => a + x.calls, 0), total + 5, 'late rows merged into their hour');
+    t.equal(
+      late.series.reduce((a, x) => a + x.calls, 0),
+      total + 5,
+      'late rows merged into their hour',
+    );
 
     await s.compactUsage(NOW, 2);
     const kept = await db.selectFrom('usage_hour').select('start_ms').execute();
@@ -362,7 +425,11 @@ for (const kind of KINDS) {
     t.ok(kept.length > 0 && kept.every((h) => Number(h.start_ms) >= keepFrom), 'retention: hours older than 2 days deleted');
     const after = await s.analytics(account.id, stack.id, '7d', NOW);
     const expected = [...rows, lateRow].filter((r) => r.minute >= keepFrom).reduce((a, r) => a + r.calls, 0);
-    t.equal(after.series.reduce((a, x) => a + x.calls, 0), expected, 'what remains is exactly the rows inside the retention');
+    t.equal(
+      after.series.reduce((a, x) => a + x.calls, 0),
+      expected,
+      'what remains is exactly the rows inside the retention',
+    );
   });
 }
 
@@ -422,7 +489,11 @@ t.test('usage meter: at most 256 methods per token, the rest as (other); room ag
   t.equal(cells.find((c) => c.tokenId === 't2')?.method, 'm299', 'another token has its own 256');
   t.same(m.drain(), [], 'idle: every cell dropped');
   m.record('t1', 'm299', 1, 0, 0, 0);
-  t.same(m.drain().map((c) => c.method), ['m299'], 'a new name is counted under its own name again');
+  t.same(
+    m.drain().map((c) => c.method),
+    ['m299'],
+    'a new name is counted under its own name again',
+  );
   t.same(m.totals('t1'), { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 });
   t.same(m.totals('nobody'), { calls: 0, errors: 0, bytesIn: 0, bytesOut: 0 });
 });
@@ -473,7 +544,10 @@ t.test('usage flush: writes each interval, retries after failures, bounded, stop
     await f.flush();
   }
   t.equal(f.pendingRows, 3, 'bounded');
-  t.ok(logs.some((l) => /oldest usage rows dropped/.test(l)), 'drops logged');
+  t.ok(
+    logs.some((l) => /oldest usage rows dropped/.test(l)),
+    'drops logged',
+  );
   failWrites = 0;
   meter.record(tokenId, 'getSlot', 100, 0, 0, 0);
   await f.stop();

@@ -33,12 +33,24 @@ async function atFirstMigration(file: string): Promise<SqlStore> {
 
 /** Sums rows per (token, method, start) as the store did before roll-ups (histograms through the library). */
 function merged(rows: { tokenId: string; method: string; start: number; r: UsageRow }[]) {
-  const out = new Map<string, { token_id: string; method: string; start_ms: number; calls: number; errors: number; bytes_in: number; bytes_out: number; histogram: string | null }>();
+  const out = new Map<
+    string,
+    { token_id: string; method: string; start_ms: number; calls: number; errors: number; bytes_in: number; bytes_out: number; histogram: string | null }
+  >();
   for (const { tokenId, method, start, r } of rows) {
     const key = `${tokenId}\0${method}\0${start}`;
     const o = out.get(key);
     if (o === undefined) {
-      out.set(key, { token_id: tokenId, method, start_ms: start, calls: r.calls, errors: r.errors, bytes_in: r.bytesIn, bytes_out: r.bytesOut, histogram: r.histogram });
+      out.set(key, {
+        token_id: tokenId,
+        method,
+        start_ms: start,
+        calls: r.calls,
+        errors: r.errors,
+        bytes_in: r.bytesIn,
+        bytes_out: r.bytesOut,
+        histogram: r.histogram,
+      });
       continue;
     }
     o.calls += r.calls;
@@ -98,15 +110,27 @@ t.test('0002 builds the roll-ups from the minutes and hours already stored', asy
   const late = usage(next, tokens, 100, NOW - 3 * DAY_MS, cutoff, pool);
   const hours = merged(older.map((r) => ({ tokenId: r.tokenId, method: r.method, start: floorTo(r.minute, HOUR_MS), r })));
   const minutes = merged([...recent, ...late].map((r) => ({ tokenId: r.tokenId, method: r.method, start: r.minute, r })));
-  for (let i = 0; i < hours.length; i += 200) await old.db.insertInto('usage_hour').values(hours.slice(i, i + 200)).execute();
-  for (let i = 0; i < minutes.length; i += 200) await old.db.insertInto('usage_minute').values(minutes.slice(i, i + 200)).execute();
+  for (let i = 0; i < hours.length; i += 200)
+    await old.db
+      .insertInto('usage_hour')
+      .values(hours.slice(i, i + 200))
+      .execute();
+  for (let i = 0; i < minutes.length; i += 200)
+    await old.db
+      .insertInto('usage_minute')
+      .values(minutes.slice(i, i + 200))
+      .execute();
   await old.close();
 
   const s = await openStore(`sqlite://${file}`);
   t.teardown(() => s.close());
   const db = (s as SqlStore).db;
   const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
-  t.same(applied.rows.map((r) => r.name), ['0001_initial', '0002_usage_rollups'], 'both migrations recorded');
+  t.same(
+    applied.rows.map((r) => r.name),
+    ['0001_initial', '0002_usage_rollups'],
+    'both migrations recorded',
+  );
   const rows = [...older, ...recent, ...late];
   const mine = new Set(tokens);
   const check = async (label: string): Promise<void> => {
@@ -114,15 +138,26 @@ t.test('0002 builds the roll-ups from the minutes and hours already stored', asy
       t.same(await s.overview(account.id, stack.id, now), referenceOverview(rows, mine, 2, now), `${label}: overview`);
       for (const w of ['1h', '24h', '7d'] as AnalyticsWindow[]) {
         t.same(await s.analytics(account.id, stack.id, w, now), referenceAnalytics(rows, mine, w, now), `${label}: ${w} analytics`);
-        t.same(await s.analytics(account.id, stack.id, w, now, tokens[0]), referenceAnalytics(rows, new Set([tokens[0]!]), w, now), `${label}: ${w} analytics of one token`);
+        t.same(
+          await s.analytics(account.id, stack.id, w, now, tokens[0]),
+          referenceAnalytics(rows, new Set([tokens[0]!]), w, now),
+          `${label}: ${w} analytics of one token`,
+        );
       }
     }
   };
   await check('migrated');
   const recentHours = await db.selectFrom('usage_hour').select('start_ms').where('start_ms', '>=', cutoff).execute();
   t.ok(recentHours.length > 0, 'usage_hour now holds the hours of the kept minutes too');
-  const days = await db.selectFrom('stack_usage_day').select((eb) => eb.fn.sum<number>('calls').as('n')).executeTakeFirstOrThrow();
-  t.equal(Number(days.n), rows.filter((r) => mine.has(r.tokenId)).reduce((a, r) => a + r.calls, 0), "the stack's days hold all of its tokens' calls, once");
+  const days = await db
+    .selectFrom('stack_usage_day')
+    .select((eb) => eb.fn.sum<number>('calls').as('n'))
+    .executeTakeFirstOrThrow();
+  t.equal(
+    Number(days.n),
+    rows.filter((r) => mine.has(r.tokenId)).reduce((a, r) => a + r.calls, 0),
+    "the stack's days hold all of its tokens' calls, once",
+  );
   await s.compactUsage(NOW, 30);
   await check('migrated, then compacted');
 });
@@ -137,13 +172,26 @@ t.test('0002 that fails half-way leaves the store at 0001, and runs whole next t
   const token = (await old.createToken(account.id, stack.id, 'a')).record.id;
   await old.db
     .insertInto('usage_minute')
-    .values({ token_id: token, method: 'getSlot', start_ms: floorTo(NOW, MINUTE_MS), calls: 3, errors: 0, bytes_in: 1, bytes_out: 2, histogram: 'not a histogram' })
+    .values({
+      token_id: token,
+      method: 'getSlot',
+      start_ms: floorTo(NOW, MINUTE_MS),
+      calls: 3,
+      errors: 0,
+      bytes_in: 1,
+      bytes_out: 2,
+      histogram: 'not a histogram',
+    })
     .execute();
   await old.close();
   await t.rejects(openStore(`sqlite://${file}`), /store migration 0002_usage_rollups failed/, 'an unreadable histogram fails the backfill');
   const raw = new Database(file);
   const tables = raw.prepare(`select name from sqlite_master where type = 'table' and name like '%usage%' order by name`).all() as { name: string }[];
-  t.same(tables.map((x) => x.name), ['usage_hour', 'usage_minute'], 'no roll-up table left behind');
+  t.same(
+    tables.map((x) => x.name),
+    ['usage_hour', 'usage_minute'],
+    'no roll-up table left behind',
+  );
   raw.prepare(`update usage_minute set histogram = null`).run();
   raw.close();
   const s = await openStore(`sqlite://${file}`);

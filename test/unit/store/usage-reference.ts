@@ -66,7 +66,13 @@ export function referenceAnalytics(rows: readonly UsageRow[], tokens: ReadonlySe
     // Bytes-only rows ('(batch)', WS notifications) are not methods.
     if (m.calls === 0 && m.errors === 0) continue;
     const timed = m.hist !== null && m.hist.count > 0;
-    stats.push({ method, calls: m.calls, errors: m.errors, p50: timed ? m.hist!.percentile(50) / 1000 : null, p99: timed ? m.hist!.percentile(99) / 1000 : null });
+    stats.push({
+      method,
+      calls: m.calls,
+      errors: m.errors,
+      p50: timed ? m.hist!.percentile(50) / 1000 : null,
+      p99: timed ? m.hist!.percentile(99) / 1000 : null,
+    });
   }
   stats.sort((a, b) => b.calls - a.calls || b.errors - a.errors || (a.method < b.method ? -1 : a.method > b.method ? 1 : 0));
   return { from, to: now, methods: stats, series };

@@ -117,8 +117,17 @@ async function matchesReference(t: Test, f: Fixture, rows: UsageRow[], now: numb
   t.same(await f.s.overview(f.accountId, f.stackB, now), referenceOverview(rows, new Set([f.b]), 1, now, keptFrom), `${at}: overview of the other stack`);
   for (const w of WINDOWS) {
     t.same(await f.s.analytics(f.accountId, f.stackA, w, now), referenceAnalytics(rows, stackA, w, now, keptFrom), `${at}: ${w} analytics of the stack`);
-    for (const tok of f.a) t.same(await f.s.analytics(f.accountId, f.stackA, w, now, tok), referenceAnalytics(rows, new Set([tok]), w, now, keptFrom), `${at}: ${w} analytics of one token`);
-    t.same(await f.s.analytics(f.accountId, f.stackA, w, now, f.b), referenceAnalytics([], new Set(), w, now), `${at}: ${w}: another stack's token shows nothing`);
+    for (const tok of f.a)
+      t.same(
+        await f.s.analytics(f.accountId, f.stackA, w, now, tok),
+        referenceAnalytics(rows, new Set([tok]), w, now, keptFrom),
+        `${at}: ${w} analytics of one token`,
+      );
+    t.same(
+      await f.s.analytics(f.accountId, f.stackA, w, now, f.b),
+      referenceAnalytics([], new Set(), w, now),
+      `${at}: ${w}: another stack's token shows nothing`,
+    );
   }
 }
 
@@ -128,7 +137,10 @@ export function rollupTests(backend: StoreBackend): void {
     const f = await seeded(t, backend);
     const a = await f.s.analytics(f.accountId, f.stackA, '7d', NOW);
     t.ok(a.methods.length >= 4 && a.methods.every((m) => m.p50 !== null), `methods with latencies to compare (${a.methods.map((m) => m.method).join(', ')})`);
-    t.ok((await f.s.overview(f.accountId, f.stackA, NOW)).daily.every((d) => d.calls > 0), 'usage on every day of the week');
+    t.ok(
+      (await f.s.overview(f.accountId, f.stackA, NOW)).daily.every((d) => d.calls > 0),
+      'usage on every day of the week',
+    );
     for (const now of NOWS) await matchesReference(t, f, f.rows, now);
   });
 

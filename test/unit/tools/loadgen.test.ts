@@ -175,7 +175,11 @@ t.test('errors are counted by kind: HTTP status, JSON-RPC error code, socket', a
   t.ok(r.errorKinds['JSON-RPC -32005']! > 0, 'JSON-RPC error code');
   const sock = Object.keys(r.errorKinds).filter((k) => k.startsWith('socket '));
   t.ok(sock.length > 0, `socket errors: ${sock.join(', ')}`);
-  t.equal(r.errors, Object.values(r.errorKinds).reduce((a, b) => a + b, 0), 'kinds add up');
+  t.equal(
+    r.errors,
+    Object.values(r.errorKinds).reduce((a, b) => a + b, 0),
+    'kinds add up',
+  );
   t.equal(r.errors + r.ok, r.answered + (r.errorKinds[sock[0]!] ?? 0), 'answered = ok + HTTP/JSON-RPC errors');
 
   const refused = await runHttpLoad(opts('http://127.0.0.1:1', { rate: 50, durationMs: 200, connections: 1, timeoutMs: 1000 }));
@@ -190,7 +194,9 @@ t.test('on the wire: token in path or header, affinity keys cycle, batch bodies'
     res.end(OK);
   });
   t.teardown(s.close);
-  const path = await runHttpLoad(opts(s.url + '/base/', { rate: 200, durationMs: 100, token: 'tok-1', affinity: 'key', keys: 3, batch: 5, method: 'getBalance', params: '["abc"]' }));
+  const path = await runHttpLoad(
+    opts(s.url + '/base/', { rate: 200, durationMs: 100, token: 'tok-1', affinity: 'key', keys: 3, batch: 5, method: 'getBalance', params: '["abc"]' }),
+  );
   t.equal(path.ok, 20);
   t.equal(seen[0]!.path, '/base/api-token/tok-1');
   t.equal(seen[0]!.headers['x-service-affinity'], 'key');
@@ -201,12 +207,17 @@ t.test('on the wire: token in path or header, affinity keys cycle, batch bodies'
   );
   const batch = JSON.parse(seen[0]!.body) as { id: number; method: string; params: unknown }[];
   t.equal(batch.length, 5);
-  t.same(batch.map((c) => c.id), [1, 2, 3, 4, 5]);
+  t.same(
+    batch.map((c) => c.id),
+    [1, 2, 3, 4, 5],
+  );
   t.same(batch[0], { jsonrpc: '2.0', id: 1, method: 'getBalance', params: ['abc'] });
   t.equal(seen[0]!.headers['content-type'], 'application/json');
 
   seen.length = 0;
-  await runHttpLoad(opts(s.url, { rate: 100, durationMs: 50, token: 'tok-2', tokenIn: 'header', brand: 'Acme', affinity: 'node', headers: [['X-Extra', 'y']] }));
+  await runHttpLoad(
+    opts(s.url, { rate: 100, durationMs: 50, token: 'tok-2', tokenIn: 'header', brand: 'Acme', affinity: 'node', headers: [['X-Extra', 'y']] }),
+  );
   t.equal(seen[0]!.path, '/');
   t.equal(seen[0]!.headers['x-acme-api-token'], 'tok-2');
   t.equal(seen[0]!.headers['x-acme-affinity'], 'node');
@@ -280,7 +291,10 @@ t.test('CLI prints JSON with --json, a table otherwise, progress lines on a non-
   const s = await server((_req, _body, res) => res.end(OK));
   t.teardown(s.close);
   const io = capture();
-  const code = await runBenchCli(['--url', s.url, '--rate', '500', '--duration', '2.2s', '--warmup', '0', '--connections', '2', '--json'], { out: (x) => io.out.push(x), err: io.err });
+  const code = await runBenchCli(['--url', s.url, '--rate', '500', '--duration', '2.2s', '--warmup', '0', '--connections', '2', '--json'], {
+    out: (x) => io.out.push(x),
+    err: io.err,
+  });
   t.equal(code, 0);
   const r = JSON.parse(io.out.join('')) as HttpLoadResult;
   t.equal(r.kind, 'http');
@@ -288,11 +302,24 @@ t.test('CLI prints JSON with --json, a table otherwise, progress lines on a non-
   t.equal(r.ok, 1100);
   t.match(io.err.text, /^bench 2\.\d\/2 s {2}sent [\d,]+ {2}answered [\d,]+ {2}[\d,]+ req\/s {2}p99 [\d.]+ ms {2}errors 0\n/m, 'a progress line');
   const io2 = capture();
-  t.equal(await runBenchCli(['--url', s.url, '--closed', '--duration', '200ms', '--warmup', '0', '--connections', '2', '--quiet'], { out: (x) => io2.out.push(x), err: io2.err }), 0);
+  t.equal(
+    await runBenchCli(['--url', s.url, '--closed', '--duration', '200ms', '--warmup', '0', '--connections', '2', '--quiet'], {
+      out: (x) => io2.out.push(x),
+      err: io2.err,
+    }),
+    0,
+  );
   t.match(io2.out.join(''), /closed loop, 2 connections/);
   t.equal(io2.err.text, '', '--quiet: no progress');
   const dead = capture();
-  t.equal(await runBenchCli(['--url', 'http://127.0.0.1:1', '--rate', '20', '--duration', '200ms', '--warmup', '0', '--quiet'], { out: (x) => dead.out.push(x), err: dead.err }), 1, 'nothing answered ⇒ exit 1');
+  t.equal(
+    await runBenchCli(['--url', 'http://127.0.0.1:1', '--rate', '20', '--duration', '200ms', '--warmup', '0', '--quiet'], {
+      out: (x) => dead.out.push(x),
+      err: dead.err,
+    }),
+    1,
+    'nothing answered ⇒ exit 1',
+  );
 });
 
 t.test('WebSocket mode: delay over the earliest arrival, in-process and over 2 processes', async (t) => {
@@ -323,12 +350,18 @@ t.test('WebSocket mode: delay over the earliest arrival, in-process and over 2 p
   t.same((await runWsLoad(refused.ws)).failKinds, { 'socket ECONNREFUSED': 2 });
 });
 
-t.test('WebSocket mode: a process told late that the window started still has the window\'s first notifications', async (t) => {
+t.test("WebSocket mode: a process told late that the window started still has the window's first notifications", async (t) => {
   // A busy child process reads "start measuring" after the window began; the notifications
   // it got in between are in the window and must not be lost (they would count as missing).
   const sim = await startSim({ id: 'ws-a', port: 0, slotMs: 20 });
   t.teardown(() => sim.close());
-  const g = new SubscriberGroup({ urls: [sim.wsUrl], headers: [], subscribe: '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}', timeoutMs: 2000, insecure: false });
+  const g = new SubscriberGroup({
+    urls: [sim.wsUrl],
+    headers: [],
+    subscribe: '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}',
+    timeoutMs: 2000,
+    insecure: false,
+  });
   t.teardown(() => g.close());
   await g.connect(2);
   t.equal(g.counts.subscribed, 2);
@@ -339,7 +372,10 @@ t.test('WebSocket mode: a process told late that the window started still has th
   const a = g.stopRecording();
   const inWindow = a.times.filter((ts) => ts.every((x) => x >= from));
   t.ok(inWindow.length >= 2, `notifications of the 100 ms before being told are kept: ${inWindow.length}`);
-  t.ok(inWindow.every((ts) => ts.length === 2), 'each with both clients\' arrivals');
+  t.ok(
+    inWindow.every((ts) => ts.length === 2),
+    "each with both clients' arrivals",
+  );
   const before = a.times.filter((ts) => ts.some((x) => x < from));
   t.ok(before.length > 0 && before.every((ts) => ts.length === 1), 'earlier ones only mark their notification');
 });
@@ -372,7 +408,9 @@ t.test('raw WebSocket client: fragments, ping/pong, 16-bit lengths, close, refus
         if (end < 0) return;
         if (text.startsWith('GET /deny')) return void sock.end('HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n');
         const key = /Sec-WebSocket-Key: (.+)\r\n/.exec(text)![1]!;
-        const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
+        const accept = createHash('sha1')
+          .update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+          .digest('base64');
         upgraded = true;
         buf = buf.subarray(end + 4);
         const big = Buffer.alloc(300, 0x61);

@@ -58,7 +58,7 @@ t.test('no result: the best-ranked node error answer, whatever the order they ca
   t.equal(owner.done.length, 0);
   at(0).answered(200, error('n0'));
   t.equal(owner.done.length, 1);
-  t.same(call.response, error('n0'), 'the first node\'s, unchanged');
+  t.same(call.response, error('n0'), "the first node's, unchanged");
   t.equal(call.node?.id, 'n0');
 });
 

@@ -49,7 +49,14 @@ function checker(ns: UpstreamNode[], script: Map<string, ProbeResult>, opts: Hea
 
 t.test('healthy or lagging by the distance to the best slot of the round', async (t) => {
   const ns = nodes(t, 3);
-  const { hc, changes } = checker(ns, new Map([['n0', ok(1000)], ['n1', ok(968)], ['n2', ok(967)]]));
+  const { hc, changes } = checker(
+    ns,
+    new Map([
+      ['n0', ok(1000)],
+      ['n1', ok(968)],
+      ['n2', ok(967)],
+    ]),
+  );
   await hc.round();
   t.same(
     ns.map((n) => [n.state, n.slot]),
@@ -70,7 +77,13 @@ t.test('the best slot ignores unhealthy and ejected nodes', async (t) => {
   ns[1]!.slot = 5000;
   ns[2]!.eject(Date.now()); // not due for a while
   ns[2]!.slot = 9000;
-  const { hc, probed } = checker(ns, new Map([['n0', ok(100)], ['n1', fail('still down')]]));
+  const { hc, probed } = checker(
+    ns,
+    new Map([
+      ['n0', ok(100)],
+      ['n1', fail('still down')],
+    ]),
+  );
   await hc.round();
   t.same(probed, ['n0', 'n1'], 'the ejected node is not probed before its backoff has passed');
   t.equal(ns[0]!.state, 'healthy', 'stale slots of unhealthy and ejected nodes do not make n0 lag');
@@ -78,7 +91,10 @@ t.test('the best slot ignores unhealthy and ejected nodes', async (t) => {
 
 t.test('a failed probe makes a node unhealthy; a good one brings it back', async (t) => {
   const ns = nodes(t, 2);
-  const script = new Map([['n0', ok(10)], ['n1', fail('getHealth not ok')]]);
+  const script = new Map([
+    ['n0', ok(10)],
+    ['n1', fail('getHealth not ok')],
+  ]);
   const { hc, changes } = checker(ns, script);
   await hc.round();
   t.equal(ns[1]!.state, 'unhealthy');
@@ -92,7 +108,10 @@ t.test('a failed probe makes a node unhealthy; a good one brings it back', async
 
 t.test('an ejected node is probed only after its backoff; one good probe readmits it', async (t) => {
   const ns = nodes(t, 2, 150);
-  const script = new Map([['n0', ok(10)], ['n1', fail('refused')]]);
+  const script = new Map([
+    ['n0', ok(10)],
+    ['n1', fail('refused')],
+  ]);
   const { hc, probed, changes } = checker(ns, script);
   const ejectedAt = Date.now();
   ns[1]!.eject(ejectedAt);
@@ -146,7 +165,13 @@ t.test('a probe that was running when live traffic ejected the node is ignored',
 t.test('lagging is measured against slots from this round too', async (t) => {
   const ns = nodes(t, 2);
   ns[0]!.slot = 500; // from an earlier round
-  const { hc } = checker(ns, new Map([['n0', ok(500)], ['n1', ok(600)]]));
+  const { hc } = checker(
+    ns,
+    new Map([
+      ['n0', ok(500)],
+      ['n1', ok(600)],
+    ]),
+  );
   await hc.round();
   t.equal(ns[0]!.state, 'lagging', 'n1 answered 600 in the same round');
   t.equal(ns[1]!.state, 'healthy');

@@ -60,7 +60,7 @@ t.test('delay: maxDelayMs without samples, the percentile clamped to [minDelayMs
   t.equal(plan.delayFor(4), 80, 'slow node: maxDelayMs');
 });
 
-t.test('delay: a node with too few answers of its own waits the method\'s percentile over all nodes', async (t) => {
+t.test("delay: a node with too few answers of its own waits the method's percentile over all nodes", async (t) => {
   const plan = new HedgePlan('getBalance', { percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 });
   for (let i = 0; i < 200; i++) plan.record(1, 0.4);
   for (let i = 0; i < 5; i++) plan.record(2, 0.4);

@@ -99,7 +99,10 @@ t.test('weight 0 takes a node out of every sequence; its weight back restores th
   t.ok(owned.length > 0, 'n1 owns some of the slots');
 
   t.equal(p.setWeight('n1', 0)?.weight, 0);
-  t.notOk(slots.some((s) => keyed(p, s) === 'n1'), 'no keyed call goes to n1');
+  t.notOk(
+    slots.some((s) => keyed(p, s) === 'n1'),
+    'no keyed call goes to n1',
+  );
   t.notOk(sequence(p, owned[0]!).includes('n1'), 'n1 is in no sequence');
   t.same(
     slots.filter((_, i) => before[i] !== 'n1').map((s) => keyed(p, s)),

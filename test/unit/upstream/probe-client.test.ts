@@ -5,7 +5,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import t from 'tap';
 import { ProbeClient } from '../../../src/upstream/probe-client.js';
 
-async function server(handle: (req: IncomingMessage, body: string, res: ServerResponse) => void): Promise<{ url: string; sockets: () => number; close(): Promise<void> }> {
+async function server(
+  handle: (req: IncomingMessage, body: string, res: ServerResponse) => void,
+): Promise<{ url: string; sockets: () => number; close(): Promise<void> }> {
   let sockets = 0;
   const srv = createServer((req, res) => {
     let body = '';
@@ -58,7 +60,13 @@ t.test('a probe that gets no answer fails after its timeout', async (t) => {
   // Ordering against a timer fifty times longer on the same event loop: however loaded the
   // machine, the probe's 100 ms timeout must fire first.
   const later = new Promise<'later'>((resolve) => setTimeout(() => resolve('later'), 5000).unref());
-  const first = await Promise.race([c.post('/', '{}', 100).then(() => 'answered', (e: Error) => e.name), later]);
+  const first = await Promise.race([
+    c.post('/', '{}', 100).then(
+      () => 'answered',
+      (e: Error) => e.name,
+    ),
+    later,
+  ]);
   t.equal(first, 'TimeoutError', 'failed by its own timeout, before a timer 50 times longer');
 });
 

@@ -51,7 +51,8 @@ t.test('no call made (unreadable, invalid or refused before routing): booked as 
 
 t.test('a batch: one call per element, runs of one method booked together, bytes under (batch)', async (t) => {
   const m = new UsageMeter();
-  const body = '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"bad":1},{"jsonrpc":"2.0","id":3,"method":"getBalance"},{"jsonrpc":"2.0","id":4,"method":"getSlot"}]';
+  const body =
+    '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"bad":1},{"jsonrpc":"2.0","id":3,"method":"getBalance"},{"jsonrpc":"2.0","id":4,"method":"getSlot"}]';
   const plan = planOf(body);
   bookUsage(m, { token: TOKEN, method: null, plan, elementErrors: null, received: body.length }, '200 OK', Buffer.alloc(90), 5000);
   const drained = m.drain();
@@ -88,14 +89,19 @@ t.test('a batch: each element answered with an error (node or gateway) is an err
   const oneMethod = planOf('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"}]');
   const m = new UsageMeter();
   bookUsage(m, { token: TOKEN, method: null, plan: oneMethod, elementErrors: Uint8Array.of(0, 1), received: 10 }, '200 OK', Buffer.alloc(5), 10);
-  t.same(cells(m), [
-    ['getSlot', 2, 1, 0, 0],
-    [BATCH, 0, 0, 10, 5],
-  ], 'a batch of one method counts its marked elements');
+  t.same(
+    cells(m),
+    [
+      ['getSlot', 2, 1, 0, 0],
+      [BATCH, 0, 0, 10, 5],
+    ],
+    'a batch of one method counts its marked elements',
+  );
 });
 
 t.test('a batch of one method is booked in one step, as its elements one by one would be', async (t) => {
-  const call = (id: number | null, method = 'getBalance'): string => (id === null ? `{"jsonrpc":"2.0","method":"${method}"}` : `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`);
+  const call = (id: number | null, method = 'getBalance'): string =>
+    id === null ? `{"jsonrpc":"2.0","method":"${method}"}` : `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`;
   t.equal(planOf(`[${call(1)},${call(2)},${call(null)}]`).method, 'getBalance', 'requests and a notification of one method');
   t.equal(planOf(`[${call(1)},${call(2, 'getSlot')}]`).method, '', 'two methods');
   t.equal(planOf(`[${call(1)},{"bad":1}]`).method, '', 'an invalid element');

@@ -65,7 +65,7 @@ t.test('merge: cells drained from other meters add up exactly, latency included'
   const cells = control.drain();
   const slot = cells.find((c) => c.method === 'getSlot')!;
   const h = LatencyHistogram.decode(slot.histogram!);
-  t.equal(h.count, 5, 'both meters\' latencies, one per call');
+  t.equal(h.count, 5, "both meters' latencies, one per call");
   t.ok(h.percentile(50) < 1100 && h.percentile(99) > 2900, `p50 ${h.percentile(50)}, p99 ${h.percentile(99)}`);
   t.equal(cells.find((c) => c.method === 'getBalance')!.histogram, null, 'no latency merged where none was recorded');
   t.same(control.drain(), [], 'merged usage is handed over once');

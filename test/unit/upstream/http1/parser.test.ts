@@ -98,7 +98,8 @@ t.test('a large body spanning many reads arrives whole', async (t) => {
 });
 
 t.test('several answers in one read, in order', async (t) => {
-  const stream = LENGTH + 'HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}' + CHUNKED + 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n';
+  const stream =
+    LENGTH + 'HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}' + CHUNKED + 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n';
   const want: Answer[] = [
     [200, false, '{"id":1234}'],
     [201, false, '{}'],

@@ -216,7 +216,11 @@ t.test('framing: chunked, empty, no-body statuses, 1xx, split reads', async (t) 
       const o = await a.settled;
       got[r] = [o.status, o.body];
     }
-    t.same(got, { chunked: [200, '{"a":12}'], empty: [200, ''], nocontent: [204, ''], continue: [200, '{}'], err: [503, 'busy'] }, split ? 'split into single bytes' : 'whole');
+    t.same(
+      got,
+      { chunked: [200, '{"a":12}'], empty: [200, ''], nocontent: [204, ''], continue: [200, '{}'], err: [503, 'busy'] },
+      split ? 'split into single bytes' : 'whole',
+    );
   }
 });
 

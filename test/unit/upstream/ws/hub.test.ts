@@ -47,7 +47,12 @@ class FakeSocket implements NodeSocket {
   }
 
   notify(upstreamId: string, slot: number): void {
-    this.events.notification(this, Buffer.from(`{"jsonrpc":"2.0","method":"slotNotification","params":{"result":{"parent":${slot - 1},"root":${slot - 32},"slot":${slot}},"subscription":${upstreamId}}}`));
+    this.events.notification(
+      this,
+      Buffer.from(
+        `{"jsonrpc":"2.0","method":"slotNotification","params":{"result":{"parent":${slot - 1},"root":${slot - 32},"slot":${slot}},"subscription":${upstreamId}}}`,
+      ),
+    );
   }
 
   /** As UpstreamSocket does: the hub hears first, then unanswered requests fail. */
@@ -122,8 +127,15 @@ t.test('identical subscriptions share one upstream subscription; each client get
   t.equal(sockets[0]!.log.length, 1, 'still one upstream subscribe');
 
   sockets[0]!.notify('777', 100);
-  t.same([a, b, c].map((x) => x.notes.map(subOf)), [[0], [1], [2]], 'one notification, rewritten per client id');
-  t.same([a, b, c].map((x) => x.notes.map(slotOf)), [[100], [100], [100]]);
+  t.same(
+    [a, b, c].map((x) => x.notes.map(subOf)),
+    [[0], [1], [2]],
+    'one notification, rewritten per client id',
+  );
+  t.same(
+    [a, b, c].map((x) => x.notes.map(slotOf)),
+    [[100], [100], [100]],
+  );
 
   hub.subscribe(a, 'slotSubscribe', [], '2');
   t.match(a.sent.at(-1), /"id":2/, 'the same client subscribing twice gets an error');
