@@ -7,13 +7,14 @@
 // labels are configured node ids, plus `(none)` (no node served the answer) and
 // `(multiple)` (a batch split over several nodes). Status labels are HTTP status codes.
 
-import { collectDefaultMetrics, Registry, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-view.js';
 import { Buckets } from './latency-buckets.js';
 import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js';
 import { MONOTONIC_REASONS, type NodeMark } from '../routing/high-water.js';
-import { COMMITMENT_NAMES, type ChainView } from '../solana/chain-view.js';
-import { FRESH_CAUSES } from '../solana/fresh-routing.js';
+import type { ChainView } from '../solana/chain-view.js';
+import { computed, type Labels, type Sample } from './computed.js';
+import { solanaSeries } from './solana-series.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -54,26 +55,6 @@ class Cell {
 
 /** status line → node label → count */
 type StatusMap = Map<string, Map<string, Cell>>;
-
-type Labels = Record<string, string>;
-interface Sample {
-  labels: Labels;
-  value: number;
-  metricName?: string;
-}
-
-/** A metric whose samples are computed at scrape time (prom-client calls `get()`). */
-function computed(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', samples: () => Sample[]): Metric {
-  const m = {
-    name,
-    help,
-    type,
-    aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
-    reset: () => {},
-  };
-  return m as unknown as Metric;
-}
 
 function histogramSamples(name: string, labels: Labels, b: Buckets, out: Sample[]): void {
   let cum = 0;
@@ -396,23 +377,8 @@ export class GatewayMetrics implements RequestRecorder {
         byReason((m, i) => m.waits(i)),
       ),
     );
-    // Chain view (docs/solana-routing.md "Chain view"): each node's slot per commitment.
-    r.registerMetric(
-      computed('jumpgate_node_commitment_slot', "The node's slot at a commitment, from its slot stream and polls (0 unknown)", 'gauge', () => {
-        const out: Sample[] = [];
-        for (const n of nodes()) {
-          if (n.chain === undefined) continue;
-          for (let c = 0; c < COMMITMENT_NAMES.length; c++) out.push({ labels: { node: n.id, commitment: COMMITMENT_NAMES[c]! }, value: n.chain.slot(c) });
-        }
-        return out;
-      }),
-    );
-    r.registerMetric(
-      computed('jumpgate_fresh_routing_total', 'Fresh-state routing by cause (docs/solana-routing.md)', 'counter', () => {
-        const f = this.freshView?.() ?? null;
-        return f === null ? [] : FRESH_CAUSES.map((cause, i) => ({ labels: { cause }, value: f.count(i) }));
-      }),
-    );
+    // Solana routing (docs/solana-routing.md): chain views and fresh-state routing counters.
+    for (const m of solanaSeries(nodes, () => this.freshView?.() ?? null)) r.registerMetric(m);
     r.registerMetric(
       computed(
         'jumpgate_monotonic_refusals_total',

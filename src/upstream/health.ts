@@ -3,7 +3,7 @@
 // maxSlotLag behind the best is lagging. Ejected nodes are probed only once their backoff
 // has passed (half-open); one good probe readmits them.
 
-import { answersProbes, bestSlot, probedState } from '../routing/node-view.js';
+import { answersProbes, bestSlot, probedState, type NodeStateName } from '../routing/node-view.js';
 import type { UpstreamNode } from './node.js';
 
 export interface HealthOptions {
@@ -11,6 +11,21 @@ export interface HealthOptions {
   intervalMs: number;
   maxSlotLag: number;
   timeoutMs: number;
+}
+
+/** A node's health as the control plane sends it to a worker (applyHealth), with the shared memory it reads. */
+export interface NodeHealthUpdate {
+  id: string;
+  state: NodeStateName;
+  slot: number;
+  ejectedUntil: number;
+  weight: number;
+  drained: boolean;
+  probeMs: number;
+  mark?: SharedArrayBuffer;
+  chain?: SharedArrayBuffer;
+  book?: SharedArrayBuffer;
+  freshCounts?: SharedArrayBuffer;
 }
 
 export interface ProbeResult {

@@ -12,11 +12,10 @@ import { answersProbes, routable, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
-import { HealthChecker, type HealthOptions } from './health.js';
+import { HealthChecker, type HealthOptions, type NodeHealthUpdate } from './health.js';
 import { nextNodeSet, type NodeSetChange } from './node-set.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import { MethodLatency, type RouteRequest, type Router } from './router.js';
-import type { NodeStateName } from '../routing/node-view.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
 import { archiveBitsOf, learnBlockhash, retryOnAnotherNode } from './answer-retry.js';
@@ -43,11 +42,9 @@ export class NodePool implements Router {
   readonly fresh: FreshRouting | null;
   /** The last pick found no node only because the others are behind what the call needs: onNoNode() parks it. */
   private freshWaiting = false;
-  /** Bits of the nodes labelled `history: archive`: "not available" answers are retried there. */
+  /** Nodes labelled `history: archive` (bits); chain watches (control plane or inline only); health.chainWatch. */
   private archiveBits = 0;
-  /** Chain watches per node (control plane or inline gateway only: workers read the shared views). */
   private readonly watches: ChainWatches;
-  /** health.chainWatch: off, no node is watched (and nothing is known to route by). */
   private chainWatch: boolean;
   private waitMs: number;
   readonly waits = new CatchUpWaits();
@@ -277,21 +274,7 @@ export class NodePool implements Router {
    * worker. A node this worker ejected stays out until its own backoff ends, even if a
    * result sent before the control plane heard of the ejection says otherwise.
    */
-  applyHealth(
-    nodes: readonly {
-      id: string;
-      state: NodeStateName;
-      slot: number;
-      ejectedUntil: number;
-      weight: number;
-      drained: boolean;
-      probeMs: number;
-      mark?: SharedArrayBuffer;
-      chain?: SharedArrayBuffer;
-      book?: SharedArrayBuffer;
-      freshCounts?: SharedArrayBuffer;
-    }[],
-  ): void {
+  applyHealth(nodes: readonly NodeHealthUpdate[]): void {
     const now = Date.now();
     let topology = false;
     for (const h of nodes) {

@@ -88,7 +88,7 @@ async function sendMix(t: Test, gw: Gateway, token: string): Promise<number> {
   ws.ws.addEventListener('message', (ev) => received.push(ev.data as string));
   const frames = [
     '{"jsonrpc":"2.0","method":"ping"}', // keep-alive: bytes, no call
-    CALL(10, 'signatureSubscribe', ['5'.repeat(88)]), // the node refuses it
+    CALL(10, 'signatureSubscribe', ['not-a-signature']), // the node refuses it (-32602)
     CALL(11, 'slotUnsubscribe', [999]), // the gateway refuses it: no such subscription
     CALL(12, 'getSlot'),
     `[${CALL(13, 'getSlot')},${CALL(14, 'nope')}]`,
