@@ -89,7 +89,7 @@ t.test('sendTransaction goes only to nodes known to have its blockhash', async (
   // Preflight at processed: the node must have processed the blockhash's slot (at finalized it would be 32 slots later).
   const r = await h.call('sendTransaction', [b64, { encoding: 'base64', preflightCommitment: 'processed' }], headers);
   t.equal(r.status, 200);
-  t.equal(r.node, 'n0', "not the key's node (20 slots behind the blockhash): " + JSON.stringify(r.json).slice(0, 300));
+  t.equal(r.node, 'n0', "not the key's node (20 slots behind the blockhash)");
   // A blockhash every node has (finalized) goes to the key's own node.
   const old = (await direct(h.sims[2]!.url, 'getLatestBlockhash', [{ commitment: 'finalized' }])) as { value: { blockhash: string } };
   const bytes = Buffer.from(old.value.blockhash);
