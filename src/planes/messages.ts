@@ -6,7 +6,7 @@
 import type { Config, TlsConfig } from '../config/schema.js';
 import type { LimitBuffers } from '../limits/limiter.js';
 import type { TokenRecord } from '../gateway/token-table.js';
-import type { NodeStateName } from '../routing/node-view.js';
+import type { NodeHealthUpdate } from '../upstream/health.js';
 import type { Consumed } from '../limits/consumption-tally.js';
 import type { UsageCell } from '../usage/meter.js';
 
@@ -31,25 +31,9 @@ export interface TokenEntry {
 }
 
 /** One node as the control plane sees it: its prober's verdict and the operator's settings. */
-export interface NodeHealth {
-  id: string;
-  state: NodeStateName;
-  slot: number;
-  ejectedUntil: number;
-  weight: number;
-  drained: boolean;
-  /** The probes' answer time: a worker's node starts from it until its own traffic measures
-   * one (a slow node must not get pipelined requests from its first burst on). */
-  probeMs: number;
-  /** The node's high-water mark, shared by every worker (routing/high-water.ts). */
-  mark: SharedArrayBuffer;
-  /** The node's chain view, shared by every worker (solana/chain-view.ts). */
-  chain: SharedArrayBuffer;
-  /** The pool's blockhash book (solana/blockhash-book.ts); absent for EVM pools. */
-  book: SharedArrayBuffer | undefined;
-  /** Fresh-state routing's counters (solana/fresh-routing.ts), with the book. */
-  freshCounts: SharedArrayBuffer | undefined;
-}
+/** One node as the control plane sees it: its prober's verdict, the operator's settings and the
+ * shared memory every worker reads (upstream/health.ts NodeHealthUpdate). */
+export type NodeHealth = NodeHealthUpdate;
 
 export type ToWorker =
   | { type: 'tokens'; entries: TokenEntry[] }

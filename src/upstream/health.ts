@@ -21,11 +21,15 @@ export interface NodeHealthUpdate {
   ejectedUntil: number;
   weight: number;
   drained: boolean;
+  /** The probes' answer time: a worker's node starts from it until its own traffic measures
+   * one (a slow node must not get pipelined requests from its first burst on). */
   probeMs: number;
+  /** The node's high-water mark (routing/high-water.ts) and chain view (solana/chain-view.ts). */
   mark?: SharedArrayBuffer;
   chain?: SharedArrayBuffer;
-  book?: SharedArrayBuffer;
-  freshCounts?: SharedArrayBuffer;
+  /** The pool's blockhash book and fresh-routing counters (solana/); absent for EVM pools. */
+  book?: SharedArrayBuffer | undefined;
+  freshCounts?: SharedArrayBuffer | undefined;
 }
 
 export interface ProbeResult {
