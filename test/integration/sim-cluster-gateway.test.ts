@@ -70,9 +70,18 @@ t.test('@solana/kit: airdrop, transfer through the gateway, signatureSubscribe, 
     break;
   }
   clearTimeout(timer);
-  const status = (await rpc.getSignatureStatuses([tx.signature as never]).send()).value[0];
-  t.ok(status !== null && ['confirmed', 'finalized'].includes(status!.confirmationStatus!), `status ${status?.confirmationStatus}`);
-  t.equal(status!.err, null);
+  // The notification came from one node; the status call may reach another a slot or two behind
+  // it (default routing), so it is polled as a client confirming a transaction polls.
+  const status = await eventuallyValue(
+    'getSignatureStatuses to say confirmed',
+    async () => {
+      const st = (await rpc.getSignatureStatuses([tx.signature as never]).send()).value[0];
+      return st !== null && ['confirmed', 'finalized'].includes(st.confirmationStatus!) ? st : undefined;
+    },
+    DEADLINE_MS,
+  );
+  t.ok(['confirmed', 'finalized'].includes(status.confirmationStatus!), `status ${status.confirmationStatus}`);
+  t.equal(status.err, null);
 
   // Every node shows the new balance once its view reaches the landing slot.
   for (const sim of h.sims) {
