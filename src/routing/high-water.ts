@@ -26,6 +26,17 @@ const REFUSALS = WAITS + N_REASONS;
 const WORDS = REFUSALS + N_REASONS;
 const MAX_SLOT = 0xffffffff;
 
+/** Raises word `i` to `value` unless another thread already went higher: a compare-and-swap
+ * loop, no lock, no allocation. Shared with the chain view (solana/chain-view.ts). */
+export function raiseWord(w: Uint32Array, i: number, value: number): void {
+  let cur = Atomics.load(w, i);
+  while (value > cur) {
+    const prev = Atomics.compareExchange(w, i, cur, value);
+    if (prev === cur) return;
+    cur = prev;
+  }
+}
+
 export class NodeMark {
   /** The words every thread shares once attach() was given the control plane's buffer. */
   private words: Uint32Array;
@@ -45,14 +56,7 @@ export class NodeMark {
 
   /** Raises the mark to `slot` unless another thread already went higher (no lock, no allocation). */
   raise(slot: number): void {
-    const w = this.words;
-    const s = slot > MAX_SLOT ? MAX_SLOT : slot;
-    let cur = Atomics.load(w, SLOT);
-    while (s > cur) {
-      const prev = Atomics.compareExchange(w, SLOT, cur, s);
-      if (prev === cur) return;
-      cur = prev;
-    }
+    raiseWord(this.words, SLOT, slot > MAX_SLOT ? MAX_SLOT : slot);
   }
 
   /**

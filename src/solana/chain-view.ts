@@ -8,6 +8,8 @@
 // Slots are 32-bit unsigned words for the reason given in routing/high-water.ts; 0 means
 // "not known yet".
 
+import { raiseWord } from '../routing/high-water.js';
+
 export const enum Commitment {
   Processed = 0,
   Confirmed = 1,
@@ -100,15 +102,6 @@ export class ChainView {
       finalized: v(this.slot(Commitment.Finalized)),
       firstAvailable: v(this.firstAvailable),
     };
-  }
-}
-
-function raiseWord(w: Uint32Array, i: number, s: number): void {
-  let cur = Atomics.load(w, i);
-  while (s > cur) {
-    const prev = Atomics.compareExchange(w, i, cur, s);
-    if (prev === cur) return;
-    cur = prev;
   }
 }
 

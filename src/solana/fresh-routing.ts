@@ -178,11 +178,11 @@ export class FreshRouting {
     // Preflight checks the blockhash against the bank at preflightCommitment (Agave's default: finalized).
     call.hashCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
     if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) !== TxRead.Ok) return;
-    const s = this.book.slotOf(lastBlockhash.hash, 0);
+    const s = this.book.slotOf(lastBlockhash, 0);
     if (s >= 0) call.hashSlot = s;
     else {
       call.hashSlot = -2;
-      call.hash = lastBlockhash.hash.slice();
+      call.hash = lastBlockhash.slice();
     }
   }
 }

@@ -136,18 +136,12 @@ const SYSTEM_PROGRAM = new Uint8Array(32);
 /** SystemInstruction::AdvanceNonceAccount's tag (u32 little-endian). */
 const ADVANCE_NONCE = 4;
 
-/** The result of the last `readRecentBlockhash`: the 32 bytes start here in `out`. */
-export interface BlockhashOut {
-  /** 32 bytes of the blockhash when the read was Ok. */
-  readonly hash: Uint8Array;
-}
-
-const hashOut = new Uint8Array(32);
-export const lastBlockhash: BlockhashOut = { hash: hashOut };
+/** The blockhash the last `readRecentBlockhash` read (when it answered Ok); overwritten by the next. */
+export const lastBlockhash = new Uint8Array(32);
 
 /**
  * Reads the recent blockhash of the transaction encoded in `body[start,end)` (the characters
- * between the JSON string's quotes) into `lastBlockhash.hash`. Durable-nonce transactions
+ * between the JSON string's quotes) into `lastBlockhash`. Durable-nonce transactions
  * and anything unparsable are reported, not guessed at.
  */
 export function readRecentBlockhash(body: Uint8Array, start: number, end: number, encoding: TxEncoding): TxRead {
@@ -183,7 +177,7 @@ export function readRecentBlockhash(body: Uint8Array, start: number, end: number
   for (let k = 0; k < 32; k++) {
     const b = tx.at(i + k);
     if (b < 0) return TxRead.Unparsable;
-    hashOut[k] = b;
+    lastBlockhash[k] = b;
   }
   return isDurableNonce(i + 32, accountsAt, accountCount) ? TxRead.DurableNonce : TxRead.Ok;
 }

@@ -6,6 +6,7 @@
 // poll asks for the processed slot too, and the stream is reopened with backoff.
 
 import type { Logger } from 'pino';
+import { rpc } from './health.js';
 import type { UpstreamNode } from './node.js';
 import { UpstreamSocket } from './ws/node-socket.js';
 import type { BlockhashBook } from '../solana/blockhash-book.js';
@@ -125,9 +126,7 @@ export class NodeChainWatch {
   }
 
   private async call(body: string): Promise<unknown> {
-    const res = await this.node.probes.post(this.node.path, body, this.opts.timeoutMs);
-    if (res.status !== 200) throw new Error('HTTP ' + res.status);
-    const parsed = JSON.parse(res.text) as { result?: unknown; error?: { code?: number; data?: { numSlotsBehind?: unknown } } };
+    const parsed = await rpc(this.node, body, this.opts.timeoutMs);
     if (parsed.error !== undefined) {
       const behind = parsed.error.data?.numSlotsBehind;
       if (parsed.error.code === -32005 && typeof behind === 'number') this.view.sayBehind(behind, Date.now());

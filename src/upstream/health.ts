@@ -44,10 +44,17 @@ const GET_HEALTH = '{"jsonrpc":"2.0","id":1,"method":"getHealth"}';
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
 const ETH_BLOCK_NUMBER = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}';
 
-async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<{ result?: unknown; error?: { message?: string } }> {
+/** A JSON-RPC answer to one of the gateway's own calls (probes, the chain watch). */
+export interface ProbeAnswer {
+  result?: unknown;
+  error?: { code?: number; message?: string; data?: { numSlotsBehind?: unknown } };
+}
+
+/** One call on the node's probe connections; rejects on a connection error, a timeout or a non-200. */
+export async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<ProbeAnswer> {
   const res = await node.probes.post(node.path, body, timeoutMs);
   if (res.status !== 200) throw new Error('HTTP ' + res.status);
-  return JSON.parse(res.text) as { result?: unknown; error?: { message?: string } };
+  return JSON.parse(res.text) as ProbeAnswer;
 }
 
 export type ProbeFn = (node: UpstreamNode, opts: HealthOptions) => Promise<ProbeResult>;

@@ -38,7 +38,7 @@ function read(bytes: Uint8Array, enc: TxEncoding): { r: TxRead; hash: string } {
   const text = enc === TxEncoding.Base64 ? Buffer.from(bytes).toString('base64') : bs58.encode(bytes);
   const { body, start, end } = inBody(text);
   const r = readRecentBlockhash(body, start, end, enc);
-  return { r, hash: bs58.encode(lastBlockhash.hash) };
+  return { r, hash: bs58.encode(lastBlockhash) };
 }
 
 t.test('legacy and v0 transactions, base58 and base64', async (t) => {
