@@ -4,15 +4,7 @@
 import { parseArgs } from 'node:util';
 import { GeneratedFeed, DEFAULT_FEED } from '../tools/sim-grpc/feed.js';
 import { startSimGrpcSource, type SimGrpcKnobs } from '../tools/sim-grpc/server.js';
-import { UsageError } from './usage-error.js';
-
-function num(flag: string, text: string, integer: boolean, min: number, max: number): number {
-  const v = Number(text);
-  if (text.trim() === '' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
-    throw new UsageError(`--${flag} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${text}"`);
-  }
-  return v;
-}
+import { numberFlag, UsageError } from './usage-error.js';
 
 export interface SimGrpcCli {
   host: string;
@@ -51,18 +43,19 @@ export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
   }
   if (values.port === undefined) throw new UsageError('--port is required');
   const knobs: Partial<SimGrpcKnobs> = {};
-  if (values['delay-ms'] !== undefined) knobs.delayMs = num('delay-ms', values['delay-ms'], false, 0, 600_000);
-  if (values['jitter-ms'] !== undefined) knobs.jitterMs = num('jitter-ms', values['jitter-ms'], false, 0, 600_000);
-  if (values['drop-rate'] !== undefined) knobs.dropRate = num('drop-rate', values['drop-rate'], false, 0, 1);
-  if (values['stall-rate'] !== undefined) knobs.stallRate = num('stall-rate', values['stall-rate'], false, 0, 1);
-  if (values['stall-ms'] !== undefined) knobs.stallMs = num('stall-ms', values['stall-ms'], false, 0, 600_000);
+  if (values['delay-ms'] !== undefined) knobs.delayMs = numberFlag('delay-ms', values['delay-ms'], false, 0, 600_000);
+  if (values['jitter-ms'] !== undefined) knobs.jitterMs = numberFlag('jitter-ms', values['jitter-ms'], false, 0, 600_000);
+  if (values['drop-rate'] !== undefined) knobs.dropRate = numberFlag('drop-rate', values['drop-rate'], false, 0, 1);
+  if (values['stall-rate'] !== undefined) knobs.stallRate = numberFlag('stall-rate', values['stall-rate'], false, 0, 1);
+  if (values['stall-ms'] !== undefined) knobs.stallMs = numberFlag('stall-ms', values['stall-ms'], false, 0, 600_000);
   return {
     host: values.host ?? '127.0.0.1',
-    port: num('port', values.port, true, 0, 65535),
-    slotMs: values['slot-ms'] === undefined ? 400 : num('slot-ms', values['slot-ms'], true, 1, 3_600_000),
-    seed: values.seed === undefined ? DEFAULT_FEED.seed : num('seed', values.seed, true, 0, 2 ** 31),
-    accountsPerSlot: values.accounts === undefined ? DEFAULT_FEED.accountsPerSlot : num('accounts', values.accounts, true, 0, 10_000),
-    transactionsPerSlot: values.transactions === undefined ? DEFAULT_FEED.transactionsPerSlot : num('transactions', values.transactions, true, 0, 10_000),
+    port: numberFlag('port', values.port, true, 0, 65535),
+    slotMs: values['slot-ms'] === undefined ? 400 : numberFlag('slot-ms', values['slot-ms'], true, 1, 3_600_000),
+    seed: values.seed === undefined ? DEFAULT_FEED.seed : numberFlag('seed', values.seed, true, 0, 2 ** 31),
+    accountsPerSlot: values.accounts === undefined ? DEFAULT_FEED.accountsPerSlot : numberFlag('accounts', values.accounts, true, 0, 10_000),
+    transactionsPerSlot:
+      values.transactions === undefined ? DEFAULT_FEED.transactionsPerSlot : numberFlag('transactions', values.transactions, true, 0, 10_000),
     knobs,
   };
 }

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
 import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
-import { UsageError } from './usage-error.js';
+import { numberFlag, UsageError } from './usage-error.js';
 
 type Kind = 'int' | 'rate' | 'latency' | 'list' | 'mode' | 'bool';
 
@@ -50,15 +50,6 @@ knob flags (default):
 ${FLAGS.map((f) => `  --${(f.flag + (f.kind === 'bool' ? '' : ' V')).padEnd(18)} ${f.help} (${JSON.stringify(DEFAULT_KNOBS[f.knob])})`).join('\n')}
   --help               this text`;
 
-function num(flag: string, text: string, integer: boolean, min: number, max: number): number {
-  const v = Number(text);
-  if (text.trim() === '' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
-    const kind = integer ? 'an integer' : 'a number';
-    throw new UsageError(`--${flag} must be ${kind} from ${min} to ${max}, got "${text}"`);
-  }
-  return v;
-}
-
 function latency(text: string): [number, number] {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(?:-\s*(\d+(?:\.\d+)?)\s*)?$/.exec(text);
   const lo = m ? Number(m[1]) : NaN;
@@ -71,9 +62,9 @@ function value(f: Flag, text: string | boolean): unknown {
   if (typeof text === 'boolean') return text;
   switch (f.kind) {
     case 'int':
-      return num(f.flag, text, true, f.knob === 'slotMs' ? 1 : 0, f.max ?? Number.MAX_SAFE_INTEGER);
+      return numberFlag(f.flag, text, true, f.knob === 'slotMs' ? 1 : 0, f.max ?? Number.MAX_SAFE_INTEGER);
     case 'rate':
-      return num(f.flag, text, false, 0, 1);
+      return numberFlag(f.flag, text, false, 0, 1);
     case 'latency':
       return latency(text);
     case 'list':
@@ -117,15 +108,15 @@ export function parseSimArgs(argv: string[]): CliConfig {
   }
   const help = values.help === true;
   if (values.port === undefined && !help) throw new UsageError('--port is required');
-  const port = help ? 0 : num('port', values.port as string, true, 0, 65535);
-  const nodes = values.nodes === undefined ? 1 : num('nodes', values.nodes as string, true, 1, 64);
+  const port = help ? 0 : numberFlag('port', values.port as string, true, 0, 65535);
+  const nodes = values.nodes === undefined ? 1 : numberFlag('nodes', values.nodes as string, true, 1, 64);
   const knobs: Partial<SimKnobs> = {};
   let lags: number[] | null = null;
   for (const f of FLAGS) {
     const v = values[f.flag];
     if (v === undefined) continue;
     if (f.knob === 'lag' && typeof v === 'string' && v.includes(',')) {
-      lags = v.split(',').map((x) => num('lag', x.trim(), true, 0, Number.MAX_SAFE_INTEGER));
+      lags = v.split(',').map((x) => numberFlag('lag', x.trim(), true, 0, Number.MAX_SAFE_INTEGER));
       if (lags.length !== nodes) throw new UsageError(`--lag lists ${lags.length} values for ${nodes} nodes`);
       continue;
     }

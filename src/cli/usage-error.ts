@@ -2,3 +2,12 @@
 // answers it with its usage text and exit status 2, unlike a failure while running.
 
 export class UsageError extends Error {}
+
+/** A numeric flag's value: `text` as a number (an integer when `integer`) from `min` to `max`; a UsageError naming the flag otherwise. */
+export function numberFlag(flag: string, text: string, integer: boolean, min: number, max: number): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+    throw new UsageError(`--${flag} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${text}"`);
+  }
+  return v;
+}
