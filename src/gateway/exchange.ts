@@ -48,6 +48,8 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
   outcomes: SubOutcome[] | null = null;
   /** The batch's requests answered with an error (rpc/batch.ts Assembled.errors), for usage. */
   elementErrors: Uint8Array | null = null;
+  /** A single call's node answer is a JSON-RPC error (1), is not (0), or the gateway answered (-1). */
+  answerError = -1;
   pending = 0;
   nodeIds = '';
   /** Every node asked when more than one was (docs/interface.md "Public interface", X-…-Nodes-Tried). */
@@ -261,6 +263,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       // This request's own call (a coalesced one is owned by its SharedCall, and its answer
       // may be every caller's).
       if (call.owner === this) this.ownAnswer = response;
+      this.answerError = call.rpcError ? 1 : 0;
       return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);

@@ -1,8 +1,7 @@
 // What a Solana node's answer teaches routing, and whether it sends the call on to another
 // node (docs/solana-routing.md "Agave error classes", "Blockhash-aware sends"). Read from the
-// answer's bytes: an answer is scanned only when it is an error, and never re-encoded.
+// answer's bytes: only an error answer (UpstreamCall.rpcError) is scanned, and never re-encoded.
 
-import { isErrorAnswer } from '../rpc/scan.js';
 import { answerSlot } from '../routing/answer-slot.js';
 import { routable } from '../routing/node-view.js';
 import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
@@ -44,7 +43,7 @@ export function retryOnAnotherNode(
   node: UpstreamNode,
   body: Buffer,
 ): boolean {
-  if (call.freshRetried || call.attempts >= maxAttempts || !isErrorAnswer(body)) return false;
+  if (call.freshRetried || call.attempts >= maxAttempts || !call.rpcError) return false;
   const code = errorCodeOf(body);
   let cause: FreshCause;
   if (code === -32016) {

@@ -141,6 +141,8 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
   // Fresh-state routing (solana/fresh-routing.ts): read from the body on the first pick.
+  /** The last answer is a JSON-RPC error object (set with the answer). */
+  rpcError = false;
   freshRead = 0;
   needSlot = -1;
   needCommitment = 0;
@@ -291,11 +293,13 @@ export class UpstreamCall implements RouteRequest, FreshCall {
         // Late answers too: a slow node's slow answers are what its percentile must see.
         if (this.hedge !== null) this.hedge.record(node.bit, ms);
         if (this.finished) return;
+        // Read once here: the broadcast, the answer retries and usage ask it.
+        this.rpcError = this.expectsAnswer && isErrorAnswer(body);
         // A broadcast waits for an answer with a result; node errors are kept, best rank first.
-        if (this.fanout > 1 && this.expectsAnswer && isErrorAnswer(body)) return this.keepErrorAnswer(a, status, body);
+        if (this.fanout > 1 && this.rpcError) return this.keepErrorAnswer(a, status, body);
         if (a.rank > 0 && this.hedge !== null && this.events !== null) this.events.callEvent('hedge_won');
         // A node error another node may not give (docs/solana-routing.md "Agave error classes").
-        if (this.live === 0 && this.router.retryAnswer?.(this, node, body) === true) return this.start();
+        if (this.rpcError && this.live === 0 && this.router.retryAnswer?.(this, node, body) === true) return this.start();
         this.response = body;
         this.status = status;
         this.node = node;
@@ -336,6 +340,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   private endBroadcast(): void {
     const e = this.errorAnswer;
     if (e !== null) {
+      this.rpcError = true;
       this.response = this.errorAnswerBody;
       this.status = this.errorStatus;
       this.node = e.node;

@@ -19,7 +19,7 @@ export interface Router {
   onNoNode?(call: UpstreamCall): boolean;
   /** A node answered the call (before its owner hears of it). */
   answered?(call: UpstreamCall): void;
-  /** A node's answer: true when the call should go to another node instead (start() routes it again). */
+  /** A node's error answer (call.rpcError): true when the call should go to another node instead (start() routes it again). */
   retryAnswer?(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean;
   readonly maxAttempts: number;
   readonly methodLatency: MethodLatency;

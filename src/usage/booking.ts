@@ -47,6 +47,8 @@ export interface BookedRequest {
   readonly plan: BatchPlan | null;
   /** 1 at each batch request answered with a JSON-RPC error (rpc/batch.ts Assembled.errors); null when none was. */
   readonly elementErrors: Uint8Array | null;
+  /** A single call answered by a node: 1 when the answer is a JSON-RPC error, 0 when not (the call read it: UpstreamCall.rpcError); -1 for an answer the gateway made. */
+  readonly answerError: number;
   /** Request body bytes received. */
   readonly received: number;
 }
@@ -65,7 +67,7 @@ export function bookUsage(meter: UsageMeter, r: BookedRequest, status: string, b
   const failed = status.charCodeAt(0) !== 0x32 ? 1 : 0; // not 2xx
   const plan = r.plan;
   if (plan === null) {
-    const rpcError = failed === 0 && out > 0 && isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body);
+    const rpcError = failed === 0 && out > 0 && (r.answerError >= 0 ? r.answerError === 1 : isErrorAnswer(typeof body === 'string' ? Buffer.from(body) : body));
     bookCall(meter, id, r.method ?? INVALID, failed === 1 || rpcError, r.received, out, us);
     return;
   }

@@ -17,7 +17,7 @@ function cells(m: UsageMeter): [string, number, number, number, number][] {
 }
 
 function single(method: string | null, received = 30): BookedRequest {
-  return { token: TOKEN, method, plan: null, elementErrors: null, received };
+  return { token: TOKEN, method, plan: null, elementErrors: null, answerError: -1, received };
 }
 
 t.test('a single call: one call under its method, bytes both ways, latency', async (t) => {
@@ -54,7 +54,7 @@ t.test('a batch: one call per element, runs of one method booked together, bytes
   const body =
     '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"},{"bad":1},{"jsonrpc":"2.0","id":3,"method":"getBalance"},{"jsonrpc":"2.0","id":4,"method":"getSlot"}]';
   const plan = planOf(body);
-  bookUsage(m, { token: TOKEN, method: null, plan, elementErrors: null, received: body.length }, '200 OK', Buffer.alloc(90), 5000);
+  bookUsage(m, { token: TOKEN, method: null, plan, elementErrors: null, answerError: -1, received: body.length }, '200 OK', Buffer.alloc(90), 5000);
   const drained = m.drain();
   t.same(
     drained.map((c) => [c.method, c.calls, c.errors, c.bytesIn, c.bytesOut]),
@@ -73,14 +73,14 @@ t.test('a batch: each element answered with an error (node or gateway) is an err
   const body = '[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"},{"jsonrpc":"2.0","id":3,"method":"getSlot"}]';
   const plan = planOf(body);
   const partly = new UsageMeter();
-  bookUsage(partly, { token: TOKEN, method: null, plan, elementErrors: Uint8Array.of(0, 1, 1), received: 10 }, '200 OK', Buffer.alloc(5), 10);
+  bookUsage(partly, { token: TOKEN, method: null, plan, elementErrors: Uint8Array.of(0, 1, 1), answerError: -1, received: 10 }, '200 OK', Buffer.alloc(5), 10);
   t.same(cells(partly), [
     ['getSlot', 2, 1, 0, 0],
     ['nope', 1, 1, 0, 0],
     [BATCH, 0, 0, 10, 5],
   ]);
   const whole = new UsageMeter();
-  bookUsage(whole, { token: TOKEN, method: null, plan, elementErrors: null, received: 10 }, '504 Gateway Timeout', Buffer.alloc(5), 10);
+  bookUsage(whole, { token: TOKEN, method: null, plan, elementErrors: null, answerError: -1, received: 10 }, '504 Gateway Timeout', Buffer.alloc(5), 10);
   t.same(cells(whole), [
     ['getSlot', 2, 2, 0, 0],
     ['nope', 1, 1, 0, 0],
@@ -88,7 +88,13 @@ t.test('a batch: each element answered with an error (node or gateway) is an err
   ]);
   const oneMethod = planOf('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getSlot"}]');
   const m = new UsageMeter();
-  bookUsage(m, { token: TOKEN, method: null, plan: oneMethod, elementErrors: Uint8Array.of(0, 1), received: 10 }, '200 OK', Buffer.alloc(5), 10);
+  bookUsage(
+    m,
+    { token: TOKEN, method: null, plan: oneMethod, elementErrors: Uint8Array.of(0, 1), answerError: -1, received: 10 },
+    '200 OK',
+    Buffer.alloc(5),
+    10,
+  );
   t.same(
     cells(m),
     [
@@ -111,8 +117,22 @@ t.test('a batch of one method is booked in one step, as its elements one by one 
   for (const status of ['200 OK', '504 Gateway Timeout']) {
     const oneStep = new UsageMeter();
     const byElement = new UsageMeter();
-    bookUsage(oneStep, { token: TOKEN, method: null, plan, elementErrors: null, received: 10 }, status, Buffer.alloc(5), 10);
-    bookUsage(byElement, { token: TOKEN, method: null, plan: { ...plan, method: '' }, elementErrors: null, received: 10 }, status, Buffer.alloc(5), 10);
+    bookUsage(oneStep, { token: TOKEN, method: null, plan, elementErrors: null, answerError: -1, received: 10 }, status, Buffer.alloc(5), 10);
+    bookUsage(
+      byElement,
+      { token: TOKEN, method: null, plan: { ...plan, method: '' }, elementErrors: null, answerError: -1, received: 10 },
+      status,
+      Buffer.alloc(5),
+      10,
+    );
     t.same(cells(oneStep), cells(byElement), `${status}: the same records`);
   }
+});
+
+t.test("a node's answer is booked by what the call read of it, not read again", async (t) => {
+  const m = new UsageMeter();
+  const ok = Buffer.from('{"jsonrpc":"2.0","id":1,"result":5}');
+  bookUsage(m, { ...single('getSlot'), answerError: 1 }, '200 OK', ok, 10);
+  bookUsage(m, { ...single('getSlot'), answerError: 0 }, '200 OK', Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-1}}'), 10);
+  t.match(m.drain(), [{ method: 'getSlot', calls: 2, errors: 1 }]);
 });
