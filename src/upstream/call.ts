@@ -140,9 +140,9 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   readonly fanout: number;
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
-  // Fresh-state routing (solana/fresh-routing.ts): read from the body on the first pick.
   /** The last answer is a JSON-RPC error object (set with the answer). */
   rpcError = false;
+  // Fresh-state routing (solana/fresh-routing.ts), read from the body on the first pick:
   freshRead = 0;
   needSlot = -1;
   needCommitment = 0;
@@ -152,7 +152,6 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   freshExpired = false;
   freshRetried = false;
   archiveOnly = false;
-
   /**
    * One call: its body and first method (timeouts, logs), the affinity slot (-1 = default
    * routing), whether it may be repeated after it may have run (`retrySafe`) and whether the
