@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['usage', 'limits'],
   ['shared'],
   ['upstream'],
+  ['landing'],
   ['gateway', 'grpc'],
   ['accounts'],
   ['console', 'admin'],

@@ -1,0 +1,69 @@
+// What transaction tracking counts (docs/landing.md "Figures"), as plain data that crosses from
+// a data-plane worker to the control plane in the once-a-second report and is added up there:
+// per node and per token, the transactions sent, landed, expired, failed and dropped from
+// tracking, the resends, and slots-to-land as counts per slot (exact up to 63, then one bucket).
+
+/** Slots-to-land buckets: 0…63 exactly, the last for 64 or more. */
+export const SLOT_BUCKETS = 65;
+
+export interface LandingCounts {
+  /** Transactions a node accepted (an answer with a signature), each counted once per node it went to. */
+  sent: number;
+  landed: number;
+  /** The blockhash expired before the transaction landed. */
+  expired: number;
+  /** Landed with an error (the status's `err`). */
+  failed: number;
+  /** Dropped from tracking beyond routing.landing.maxTracked (the oldest first). */
+  untracked: number;
+  /** Rebroadcast copies sent (routing.landing.rebroadcastMs). */
+  resent: number;
+  /** Landed (or failed) transactions by slots from first send to landing; SLOT_BUCKETS long. */
+  slots: number[];
+}
+
+/** Since the last report: node id → counts, token id → counts. */
+export interface LandingDelta {
+  nodes: Record<string, LandingCounts>;
+  tokens: Record<string, LandingCounts>;
+}
+
+export function emptyCounts(): LandingCounts {
+  return { sent: 0, landed: 0, expired: 0, failed: 0, untracked: 0, resent: 0, slots: new Array<number>(SLOT_BUCKETS).fill(0) };
+}
+
+export function addCounts(into: LandingCounts, from: LandingCounts): void {
+  into.sent += from.sent;
+  into.landed += from.landed;
+  into.expired += from.expired;
+  into.failed += from.failed;
+  into.untracked += from.untracked;
+  into.resent += from.resent;
+  const n = Math.min(into.slots.length, from.slots.length);
+  for (let i = 0; i < n; i++) into.slots[i]! += from.slots[i]!;
+}
+
+/** The bucket a transaction that took `slots` slots to land counts in. */
+export function slotBucket(slots: number): number {
+  return slots <= 0 ? 0 : slots >= SLOT_BUCKETS - 1 ? SLOT_BUCKETS - 1 : Math.floor(slots);
+}
+
+/** The p-th percentile (0–100) of slots-to-land, null when nothing landed; the last bucket reads as 64. */
+export function slotPercentile(slots: readonly number[], p: number): number | null {
+  let total = 0;
+  for (const c of slots) total += c;
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * total));
+  let seen = 0;
+  for (let i = 0; i < slots.length; i++) {
+    seen += slots[i]!;
+    if (seen >= rank) return i;
+  }
+  return slots.length - 1;
+}
+
+/** Landed share in percent (one decimal) of what ended (landed, failed or expired); null before anything ended. */
+export function landedPct(c: LandingCounts): number | null {
+  const ended = c.landed + c.failed + c.expired;
+  return ended === 0 ? null : Math.round((1000 * c.landed) / ended) / 10;
+}
