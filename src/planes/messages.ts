@@ -9,6 +9,7 @@ import type { TokenRecord } from '../gateway/token-table.js';
 import type { NodeHealthUpdate } from '../upstream/health.js';
 import type { Consumed } from '../limits/consumption-tally.js';
 import type { UsageCell } from '../usage/meter.js';
+import type { LandingDelta } from '../landing/counts.js';
 
 /** Handed to a worker at start (workerData). */
 export interface WorkerInit {
@@ -81,6 +82,8 @@ export interface WorkerReport {
   rateLimited: Record<string, number>;
   /** Hedges, broadcasts and coalesced joins since the last report (metrics/recorder.ts CALL_EVENTS). */
   callEvents?: Record<string, number>;
+  /** Transaction tracking since the last report (src/landing/), absent when nothing was sent. */
+  landing?: LandingDelta;
   inflight: number;
   ws: { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
 }
