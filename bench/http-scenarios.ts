@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { HttpLoadResult, LatencyMs } from '../src/tools/loadgen/http-load.js';
 import { latencyMs } from '../src/tools/loadgen/http-load.js';
 import { LatencyHistogram } from '../src/metrics/histogram.js';
-import { encodeBase58 } from '../src/tools/sim/base58.js';
+import { encodeBase58 } from '../src/solana/base58.js';
 import { accountOf } from '../src/tools/sim/chain.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';

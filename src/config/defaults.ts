@@ -40,6 +40,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     methods: {},
     minContextSlotWaitMs: 500,
     blockhashWaitMs: 500,
+    landing: { commitment: 'confirmed', maxTracked: 10000, rebroadcastMs: 0 },
   },
   affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000, monotonic: true, monotonicWaitMs: 1500 },
   rateLimits: { token: { rate: 0, burst: 1 }, methods: {} },

@@ -258,6 +258,18 @@ export const ConfigSchema = obj({
       description:
         'How long a sendTransaction waits for a node known to have its blockhash before going to the freshest node (docs/solana-routing.md "Blockhash-aware sends")',
     }),
+    landing: obj(
+      {
+        commitment: z.enum(['processed', 'confirmed', 'finalized'], expected('one of processed, confirmed, finalized')).meta({
+          description: 'A tracked transaction counts as landed once its status reaches this commitment',
+        }),
+        maxTracked: int(0, 1_000_000).meta({ description: 'Transactions tracked at once per data plane (0: no tracking); beyond it the oldest are dropped and counted as untracked' }),
+        rebroadcastMs: int(0, 60_000).meta({
+          description: 'Resend a tracked transaction (same bytes, skipPreflight, maxRetries 0) every this many ms until it lands or expires (0: never)',
+        }),
+      },
+      'Solana: every accepted sendTransaction is tracked until it lands or its blockhash expires, per node (docs/landing.md)',
+    ),
   }),
   affinity: obj({
     seed: int(0),

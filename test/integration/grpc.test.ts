@@ -6,7 +6,7 @@ import http2 from 'node:http2';
 import t from 'tap';
 import { encodeAs, geyserType } from '../../src/grpc/proto.js';
 import { poolAccount, poolOwner } from '../../src/tools/sim-grpc/feed.js';
-import { encodeBase58 } from '../../src/tools/sim/base58.js';
+import { encodeBase58 } from '../../src/solana/base58.js';
 import { GRPC_UPDATES } from '../../src/grpc/client-stream.js';
 import { eventually } from '../helpers/eventually.js';
 import { Client, startGrpcHarness, statusText, subscribe, TOKEN, TOKEN2, type GrpcHarness } from '../helpers/grpc.js';

@@ -4,7 +4,7 @@ import t from 'tap';
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { WebSocket } from 'undici';
-import { decodeBase58 } from '../../src/tools/sim/base58.js';
+import { decodeBase58 } from '../../src/solana/base58.js';
 import { accountOf } from '../../src/tools/sim/chain.js';
 import { rootOf, startSim, type SimNode, type SimOptions } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connect } from 'node:net';
-import { decodeBase58, encodeBase58 } from '../../src/tools/sim/base58.js';
+import { decodeBase58, encodeBase58 } from '../../src/solana/base58.js';
 import { parseSimArgs } from '../../src/cli/sim.js';
 import { blockhashOf, blockHeightOf, rootOf, startSim, type SimNode } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';

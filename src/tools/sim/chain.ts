@@ -2,7 +2,7 @@
 // processes) and data derived only from inputs, so any sim, even a restarted one, agrees.
 
 import { createHash } from 'node:crypto';
-import { decodeBase58, encodeBase58 } from './base58.js';
+import { decodeBase58, encodeBase58 } from '../../solana/base58.js';
 
 const GENESIS_SLOT = 300_000_000;
 const EPOCH_MS = Date.UTC(2026, 0, 1);

@@ -2,7 +2,7 @@
 // each encoding, built by concatenation so u64 fields keep their digits. Synthetic accounts
 // (the syntheticAccounts knob) are pure functions of the key and cached for every node.
 
-import { encodeBase58 } from './base58.js';
+import { encodeBase58 } from '../../solana/base58.js';
 import { accountOf } from './chain.js';
 import type { AccountState } from './ledger.js';
 import { invalidParams, type Slice } from './params.js';

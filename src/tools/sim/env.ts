@@ -3,7 +3,7 @@
 // node's processed slot moves, so the hot paths (getSlot, getBalance) only concatenate.
 
 import { createHash } from 'node:crypto';
-import { encodeBase58 } from './base58.js';
+import { encodeBase58 } from '../../solana/base58.js';
 import { blockHeightOf, blockhashOf, BLOCKHASH_VALID_SLOTS } from './chain.js';
 import type { Cluster } from './cluster.js';
 import type { SimKnobs } from './knobs.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Account, LiteSvm } from 'litesvm/dist/internal.js';
-import { encodeBase58 } from './base58.js';
+import { encodeBase58 } from '../../solana/base58.js';
 import { BLOCKHASH_VALID_SLOTS, slotOfBlockhash } from './chain.js';
 import { budgetOf, feeOf } from './fees.js';
 import { runtimeError, type TxError } from './tx-errors.js';

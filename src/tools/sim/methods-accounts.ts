@@ -3,7 +3,7 @@
 // one it never touched answers what the runtime holds at genesis (programs, sysvars) or null,
 // or, in synthetic mode, the deterministic account of chain.ts.
 
-import { decodeBase58 } from './base58.js';
+import { decodeBase58 } from '../../solana/base58.js';
 import { accountJson, BASE58_TOO_LARGE, stateJson, syntheticAccount, syntheticJson } from './encode.js';
 import type { MethodEnv } from './env.js';
 import { parsedToken } from './methods-token.js';

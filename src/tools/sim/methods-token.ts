@@ -2,7 +2,7 @@
 // getTokenAccountBalance, getTokenAccountsByOwner, and jsonParsed token accounts, in Agave's
 // shapes. Token-2022 accounts are read alike (their base layout is the same).
 
-import { encodeBase58 } from './base58.js';
+import { encodeBase58 } from '../../solana/base58.js';
 import { accountJson } from './encode.js';
 import type { MethodEnv } from './env.js';
 import type { AccountState } from './ledger.js';

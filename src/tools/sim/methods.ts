@@ -2,7 +2,7 @@
 // splices between the jsonrpc head and the raw id. This file: the dispatch and the methods of
 // the chain itself (slots, blockhashes, epochs, health); accounts and transactions have theirs.
 
-import { decodeBase58 } from './base58.js';
+import { decodeBase58 } from '../../solana/base58.js';
 import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockTimeOf, GENESIS_HASH, SLOTS_PER_EPOCH, slotOfBlockhash } from './chain.js';
 import { MethodEnv } from './env.js';
 import { ACCOUNT_METHODS } from './methods-accounts.js';

@@ -2,7 +2,7 @@
 // base64 or base58), a getSignaturesForAddress entry, and decoding of sent transactions
 // with Agave's -32602 messages.
 
-import { decodeBase58, encodeBase58 } from './base58.js';
+import { decodeBase58, encodeBase58 } from '../../solana/base58.js';
 import { blockTimeOf } from './chain.js';
 import type { TxRecord } from './ledger.js';
 import { invalidParams } from './params.js';

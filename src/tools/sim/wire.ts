@@ -3,7 +3,7 @@
 // and signed for the faucet. Execution itself is the runtime's (ledger.ts).
 
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { decodeBase58, encodeBase58 } from './base58.js';
+import { decodeBase58, encodeBase58 } from '../../solana/base58.js';
 
 export interface Instruction {
   programIndex: number;

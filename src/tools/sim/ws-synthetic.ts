@@ -2,7 +2,7 @@
 // account of chain.ts, notified every few slots with lamports moving so that load tests see
 // traffic. Subscriptions sharing a pubkey and encoding share one notification text.
 
-import { encodeBase58 } from './base58.js';
+import { encodeBase58 } from '../../solana/base58.js';
 import { accountOf } from './chain.js';
 
 const ENCODINGS = new Set(['binary', 'base58', 'base64', 'jsonParsed']);

@@ -9,7 +9,7 @@ import { KIND_ACCOUNT, readUpdate, WireError } from '../../../src/grpc/update.js
 import { encodeFilterNames } from '../../../src/grpc/wire.js';
 import { rng } from '../../../src/tools/rng.js';
 import { GeneratedFeed, poolAccount } from '../../../src/tools/sim-grpc/feed.js';
-import { encodeBase58 } from '../../../src/tools/sim/base58.js';
+import { encodeBase58 } from '../../../src/solana/base58.js';
 
 const LIMITS: GrpcLimits = {
   maxStreamsPerToken: 10,

@@ -9,7 +9,7 @@ import { encodeAs, geyserType } from '../../../src/grpc/proto.js';
 import { unionRequest } from '../../../src/grpc/union.js';
 import { readUpdate, type Update } from '../../../src/grpc/update.js';
 import { poolAccount } from '../../../src/tools/sim-grpc/feed.js';
-import { encodeBase58 } from '../../../src/tools/sim/base58.js';
+import { encodeBase58 } from '../../../src/solana/base58.js';
 
 const LIMITS: GrpcLimits = {
   maxStreamsPerToken: 10,

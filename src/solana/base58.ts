@@ -1,5 +1,6 @@
-// Bitcoin-alphabet base58, enough for 32-byte hashes and 64-byte signatures. Quadratic in
-// length, so callers cache or keep inputs short.
+// Bitcoin-alphabet base58 of whole values: signatures and blockhashes the gateway names in its
+// own calls, and every key and hash of the simulator. Quadratic in length, so callers cache or
+// keep inputs short (32-byte hashes, 64-byte signatures).
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const INDEX = new Int8Array(128).fill(-1);
