@@ -264,6 +264,9 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       // may be every caller's).
       if (call.owner === this) this.ownAnswer = response;
       this.answerError = call.rpcError ? 1 : 0;
+      // An accepted transaction is followed until it lands (docs/landing.md "Tracking").
+      const landing = this.services.landing;
+      if (landing !== null && !call.rpcError && call.method === 'sendTransaction') landing.accepted(call, this.token.id);
       return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);

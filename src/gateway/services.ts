@@ -4,6 +4,7 @@
 // reconfigure().
 
 import type { Config } from '../config/schema.js';
+import type { LandingTracker } from '../landing/tracker.js';
 import type { SlotHasher } from '../limits/admission.js';
 import type { LimitBuffers, MissingLimitBuffers } from '../limits/limit-buffers.js';
 import { RateLimiter } from '../limits/limiter.js';
@@ -29,6 +30,8 @@ export interface ServiceParts {
   usage?: UsageMeter;
   /** Rate limits shared with other threads (RateLimiter.shared); default: this loop's own. */
   limiter?: RateLimiter;
+  /** Solana: follows accepted sendTransactions until they land (docs/landing.md); default: none. */
+  landing?: LandingTracker | null;
 }
 
 export class Services {
@@ -47,6 +50,8 @@ export class Services {
   readonly metrics: RequestRecorder;
   /** Per-token usage, drained by the accounts store (or a worker's report) in the background. */
   readonly usage: UsageMeter;
+  /** Solana pools: tracks accepted sendTransactions until they land or expire (docs/landing.md); null otherwise. */
+  readonly landing: LandingTracker | null;
 
   constructor(config: Config, parts: ServiceParts) {
     this.tokens = parts.tokens;
@@ -60,6 +65,7 @@ export class Services {
     this.calls = new CallPolicy(config.routing, this.metrics);
     this.coalescer = new Coalescer(parts.router, this.calls.windowMs, this.metrics);
     this.usage = parts.usage ?? new UsageMeter();
+    this.landing = parts.landing ?? null;
   }
 
   /**
@@ -69,6 +75,7 @@ export class Services {
   reconfigure(next: Config, buffers: LimitBuffers | null = null): MissingLimitBuffers | null {
     this.calls.reconfigure(next.routing);
     this.coalescer.reconfigure(this.calls.windowMs);
+    this.landing?.reconfigure(next);
     return this.limiter.reconfigure(next, buffers);
   }
 }

@@ -9,6 +9,7 @@ import { ClientListener } from '../gateway/client-listener.js';
 import { attachRpcRoutes } from '../gateway/http-listener.js';
 import { Offload } from '../gateway/offload.js';
 import { Serving } from '../gateway/serving.js';
+import { LandingTracker } from '../landing/tracker.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import { attachWebSocket, type WsStats } from '../gateway/ws-listener.js';
 import type { LimitBuffers, MissingLimitBuffers } from '../limits/limit-buffers.js';
@@ -72,6 +73,8 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   stops.add(() => offload.close());
   const holder: { serving: Serving | null } = { serving: null };
   const recorder = opts.recorder(pool, () => holder.serving?.state.inflight ?? 0);
+  const landing = config.chain === 'solana' ? new LandingTracker(config, { nodes: () => pool.nodes, methodLatency: pool.methodLatency, log }) : null;
+  if (landing !== null) stops.add(() => landing.stop());
   const serving = new Serving(config, {
     tokens: opts.tokens,
     router: pool,
@@ -79,6 +82,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     offload,
     log,
     metrics: recorder,
+    landing,
     ...(opts.usage === undefined ? {} : { usage: opts.usage }),
     ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
   });

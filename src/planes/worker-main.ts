@@ -69,6 +69,7 @@ function nodeDelta(n: UpstreamNode, seen: WeakMap<UpstreamNode, NodeSeen>): Node
 
 function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: WeakMap<UpstreamNode, NodeSeen>): void {
   const counts = recorder.drain();
+  const landing = plane.serving.services.landing?.tally.drain() ?? null;
   send({
     type: 'report',
     index,
@@ -79,6 +80,7 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
     durationSumMs: counts.durationSumMs,
     rateLimited: counts.rateLimited,
     callEvents: counts.callEvents,
+    ...(landing === null ? {} : { landing }),
     inflight: plane.serving.state.inflight,
     ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
   });

@@ -1,0 +1,58 @@
+// A data plane's landing counts since its last report (docs/landing.md "Figures"), per node
+// and per token: the tracker adds here as transactions are sent and end, and the report (a
+// worker's once a second, or the inline plane's timer) drains it.
+
+import { emptyCounts, slotBucket, type LandingCounts, type LandingDelta } from './counts.js';
+
+/** What a count is of (the LandingCounts field it adds to). */
+export type Outcome = 'landed' | 'expired' | 'failed' | 'untracked';
+
+export class LandingTally {
+  private nodes = new Map<string, LandingCounts>();
+  private tokens = new Map<string, LandingCounts>();
+  private empty = true;
+
+  private cell(map: Map<string, LandingCounts>, key: string): LandingCounts {
+    let c = map.get(key);
+    if (c === undefined) map.set(key, (c = emptyCounts()));
+    this.empty = false;
+    return c;
+  }
+
+  /** A node accepted a transaction for the first time (its first send, a broadcast copy, or a resend to a new node). */
+  sentTo(node: string): void {
+    this.cell(this.nodes, node).sent++;
+  }
+
+  /** A token's transaction was accepted (counted once, whatever number of nodes took it). */
+  sentFor(token: string): void {
+    this.cell(this.tokens, token).sent++;
+  }
+
+  resent(node: string, token: string): void {
+    this.cell(this.nodes, node).resent++;
+    this.cell(this.tokens, token).resent++;
+  }
+
+  /** A tracked transaction ended: counted for each node it went to and for its token; `slots` when it landed or failed. */
+  ended(outcome: Outcome, nodes: readonly string[], token: string, slots: number): void {
+    const bucket = outcome === 'landed' || outcome === 'failed' ? slotBucket(slots) : -1;
+    for (const n of nodes) this.count(this.cell(this.nodes, n), outcome, bucket);
+    this.count(this.cell(this.tokens, token), outcome, bucket);
+  }
+
+  private count(c: LandingCounts, outcome: Outcome, bucket: number): void {
+    c[outcome]++;
+    if (bucket >= 0) c.slots[bucket]!++;
+  }
+
+  /** Everything since the last drain, or null when nothing happened; starts from zero again. */
+  drain(): LandingDelta | null {
+    if (this.empty) return null;
+    const out: LandingDelta = { nodes: Object.fromEntries(this.nodes), tokens: Object.fromEntries(this.tokens) };
+    this.nodes = new Map();
+    this.tokens = new Map();
+    this.empty = true;
+    return out;
+  }
+}
