@@ -13,6 +13,7 @@
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers (worker-scaling.ts)
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
+//   landing transactions through nodes that land 95/70/30%: landed share and slots to land via jumpgate (default, fanout 2, fanout 2 + rebroadcast) and nginx
 //   grpc    Yellowstone gRPC: two jittery simulated sources, N subscribers through jumpgate against each source direct (--grpc-subscribers N)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
@@ -33,6 +34,7 @@ import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
 import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
+import { landingTable, runLandingBench } from './landing.js';
 import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runWsFanoutPeers } from './ws-fanout-peers.js';
@@ -63,6 +65,7 @@ const ALL = [
   'broadcast',
   'monotonic',
   'grpc',
+  'landing',
 ] as const;
 type Name = (typeof ALL)[number];
 
@@ -190,6 +193,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runBadInput(quick ? 20 : 2000);
       console.log('\nBad input: documented errors, bounded memory\n' + badInputTable(r));
       results.badinput = r;
+      break;
+    }
+    case 'landing': {
+      const r = await runLandingBench({ quick, log });
+      console.log('\n' + landingTable(r));
+      results.landing = r;
       break;
     }
     case 'keymap': {

@@ -92,10 +92,13 @@ t.test('one batch for every signature: 256 per getSignatureStatuses, then the bl
   t.equal(r.statuses[1], null, 'no status');
   t.equal(r.statuses[256], UNKNOWN, 'a failed chunk is unknown, never "no status"');
   t.same(r.statuses[599], { slot: 9, level: 1, failed: true });
-  t.same([...r.valid], [
-    ['h1', false],
-    ['h2', true],
-  ]);
+  t.same(
+    [...r.valid],
+    [
+      ['h1', false],
+      ['h2', true],
+    ],
+  );
   t.equal(readPollAnswer('not json', sigs, []), null);
   t.equal(readPollAnswer('{"jsonrpc":"2.0","id":1,"result":1}', sigs, []), null, 'not a batch answer');
 });
