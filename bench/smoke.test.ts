@@ -186,3 +186,14 @@ t.test('npm run bench -- hedge coalesce broadcast --quick: each table measured',
   t.match(out, /\*\*Coalescing: /);
   t.match(out, /\*\*Broadcast: /);
 });
+
+t.test('npm run bench -- landing --quick: every path measured or skipped with a reason', { timeout: 180_000 }, async (t) => {
+  const { out, results } = await runQuick<{
+    landing?: { paths?: { path: string; sent: number; landedPct: number; skipped: string | null }[]; error?: string };
+  }>(t, ['landing']);
+  t.notOk(results.landing?.error, 'landing did not fail');
+  const paths = results.landing?.paths ?? [];
+  t.equal(paths.length, 4, 'jumpgate three ways and nginx');
+  for (const p of paths) t.ok(p.skipped !== null || (p.sent > 0 && p.landedPct > 0), `${p.path}: measured (${p.landedPct}% landed) or skipped`);
+  t.match(out, /Transactions that land/);
+});
