@@ -7,6 +7,8 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { generate } from './load.js';
 import { encodeBase58 } from '../src/solana/base58.js';
 import { signerFromSeed, transferTx, type Signer } from '../src/tools/sim/wire.js';
 import { peerMissing, startNginx } from './peers.js';
@@ -31,11 +33,23 @@ export interface LandingPath {
   skipped: string | null;
 }
 
+/** S1's load (getSlot, closed loop, 50 connections) with 1% of it as real sends, tracking off and on. */
+export interface LandingCost {
+  sendsPerSecond: number;
+  /** Mean getSlot requests/s over the rounds: tracking off (maxTracked 0), and on with fanout 2 and rebroadcast every 400 ms. */
+  off: number;
+  on: number;
+  /** on / off. */
+  ratio: number;
+  rounds: number;
+}
+
 export interface LandingBenchResult {
   slotMs: number;
   sendsPerPath: number;
   nodes: typeof NODES;
   paths: LandingPath[];
+  cost: LandingCost;
 }
 
 async function rpc(url: string, method: string, params: unknown[]): Promise<any> {
@@ -154,10 +168,93 @@ export async function runLandingBench(opts: { quick: boolean; log: (line: string
       opts.log('[landing] nginx');
       paths.push(await measure('nginx, round-robin', nginx.url, nodes[0]!.url, payer, n, slotMs));
     }
-    return { slotMs, sendsPerPath: n, nodes: NODES, paths };
+    const cost = await measureCost(nodes, payer, opts);
+    return { slotMs, sendsPerPath: n, nodes: NODES, paths, cost };
   } finally {
     await Promise.all(procs.map((p) => p.stop().catch(() => {})));
   }
+}
+
+/** Open-loop sends of pre-signed transfers at `perSecond` until `stop` resolves; answers are read and dropped. */
+async function sendAtRate(url: string, wires: string[], perSecond: number, stop: Promise<void>): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  let done = false;
+  void stop.then(() => (done = true));
+  let sent = 0;
+  const t0 = performance.now();
+  while (!done && sent < wires.length) {
+    const due = Math.floor(((performance.now() - t0) / 1000) * perSecond);
+    for (; sent < due && sent < wires.length; sent++) {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: sent,
+        method: 'sendTransaction',
+        params: [wires[sent], { encoding: 'base64', preflightCommitment: 'confirmed' }],
+      });
+      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) =>
+        res.resume(),
+      );
+      req.on('error', () => {});
+      req.end(body);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  agent.destroy();
+  return sent;
+}
+
+/**
+ * What tracking costs the request path: S1's getSlot load through jumpgate with real transfers
+ * at 1% of its rate beside it, tracking off then on (fanout 2, rebroadcast every 400 ms), in
+ * alternating rounds (off, on, off, on) so drift on the shared cores spreads over both.
+ */
+async function measureCost(nodes: { id: string; url: string }[], payer: Signer, opts: { quick: boolean; log: (line: string) => void }): Promise<LandingCost> {
+  const seconds = opts.quick ? 2 : 10;
+  const rounds = opts.quick ? 1 : 2;
+  const token = `${TOKEN}`;
+  // The same routing both ways (broadcast fanout 2): only tracking and rebroadcast differ.
+  const base = 'offload: { threads: 0 }\nrouting: { broadcast: { methods: [sendTransaction], fanout: 2 }, landing: LANDING }';
+  const off = await startGatewayProc(nodes, token, base.replace('LANDING', '{ maxTracked: 0 }'));
+  const on = await startGatewayProc(nodes, token, base.replace('LANDING', '{ rebroadcastMs: 400 }'));
+  const load = (gw: { url: string }, s: number): Promise<{ throughput: number }> =>
+    generate(['--url', `${gw.url}/api-token/${token}`, '--closed', '--connections', '50', '--method', 'getSlot', '--duration', `${s}s`, '--warmup', '1s']);
+  const rates: Record<'off' | 'on', number[]> = { off: [], on: [] };
+  let sendsPerSecond = 0;
+  try {
+    // Sends are 1% of the traffic this machine carries.
+    sendsPerSecond = Math.max(10, Math.round((await load(off, 2)).throughput / 100));
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, gw] of [
+        ['off', off],
+        ['on', on],
+      ] as const) {
+        const blockhash = ((await rpc(`${gw.url}/api-token/${token}`, 'getLatestBlockhash', [{ commitment: 'confirmed' }])).value as { blockhash: string })
+          .blockhash;
+        const to = randomBytes(32);
+        const wires = Array.from({ length: sendsPerSecond * (seconds + 2) }, (_, i) =>
+          transferTx(payer, to, BigInt(1_000_000 + i), blockhash).toString('base64'),
+        );
+        opts.log(`[landing] cost: tracking ${name}, round ${round + 1}`);
+        let stop!: () => void;
+        const stopped = new Promise<void>((r) => (stop = r));
+        const sender = sendAtRate(`${gw.url}/api-token/${token}`, wires, sendsPerSecond, stopped);
+        const r = await load(gw, seconds);
+        stop();
+        await sender;
+        rates[name].push(r.throughput);
+      }
+    }
+  } finally {
+    await Promise.all([off.stop(), on.stop()]);
+  }
+  const mean = (a: number[]): number => a.reduce((x, y) => x + y, 0) / a.length;
+  return {
+    sendsPerSecond,
+    off: Math.round(mean(rates.off)),
+    on: Math.round(mean(rates.on)),
+    ratio: Math.round((1000 * mean(rates.on)) / mean(rates.off)) / 1000,
+    rounds,
+  };
 }
 
 export function landingTable(r: LandingBenchResult): string {
@@ -171,5 +268,7 @@ export function landingTable(r: LandingBenchResult): string {
     '| path | sent | landed | slots to land p50 | p90 |',
     '|---|---|---|---|---|',
     ...rows,
+    '',
+    `Cost: getSlot closed loop (50 connections) with ${r.cost.sendsPerSecond} real sends/s beside it: ${r.cost.off} req/s with tracking off, ${r.cost.on} with tracking, fanout 2 and rebroadcast (${r.cost.ratio}×; goal ≥ 0.98×)`,
   ].join('\n');
 }
