@@ -143,6 +143,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const { pool, hub, metrics, port, wsPort } = plane;
   metrics.watchWs(() => plane.ws());
   metrics.watchFresh(() => pool.fresh);
+  metrics.watchLanding(() => plane.landing.nodes());
   // `redis.url`: limits and token changes shared with the other instances (docs/routing.md "Shared limits across instances (Redis)").
   const shared = startSharedState(config, { limiter: plane.limiter, log, metrics, onRemoteTokens: () => accounts?.sync.changed() });
   if (shared !== null) {
