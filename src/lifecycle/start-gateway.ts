@@ -205,6 +205,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       reload,
       draining: () => unready || plane.draining(),
       ws: () => plane.ws(),
+      landing: plane.landing,
       log,
     }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
