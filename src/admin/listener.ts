@@ -6,6 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import type { LandingFigures } from '../landing/figures.js';
+import { landingJsonById } from '../landing/view.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
 import { usable } from '../routing/node-view.js';
 import type { NodePool } from '../upstream/pool.js';
@@ -16,6 +18,8 @@ import { nodesJson, parsePatch } from './views.js';
 
 const MAX_BODY = 64 * 1024;
 const NODE_PATH = /^\/admin\/nodes\/([^/]+)$/;
+/** The authenticated routes besides /admin/nodes/:id. */
+const ROUTES = new Set(['/metrics', '/admin/nodes', '/admin/reload', '/admin/ws', '/admin/landing']);
 
 export interface AdminDeps {
   pool: NodePool;
@@ -26,6 +30,8 @@ export interface AdminDeps {
   draining(): boolean;
   /** WebSocket figures: client connections, shared subscriptions, upstream ones per node. */
   ws(): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
+  /** Transaction landing since start (docs/landing.md "Where they show"). */
+  landing: LandingFigures;
   log: Logger;
 }
 
@@ -109,10 +115,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
 
   const nodeMatch = NODE_PATH.exec(path);
-  if (path !== '/metrics' && path !== '/admin/nodes' && path !== '/admin/reload' && path !== '/admin/ws' && nodeMatch === null) {
+  if (!ROUTES.has(path) && nodeMatch === null) {
     throw new HttpError(
       AdminErrors.notFound.status,
-      `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /metrics, /healthz, /readyz`,
+      `no route ${path}; see GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /admin/landing, GET /metrics, /healthz, /readyz`,
     );
   }
   authorize(deps, req);
@@ -131,6 +137,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (path === '/admin/ws') {
     allow(req, ['GET']);
     return send(res, 200, deps.ws());
+  }
+  if (path === '/admin/landing') {
+    allow(req, ['GET']);
+    return send(res, 200, { nodes: landingJsonById(deps.landing.nodes()), tokens: landingJsonById(deps.landing.tokens()) });
   }
   if (path === '/admin/reload') {
     allow(req, ['POST']);

@@ -18,6 +18,7 @@ import { ApiError, errorBody, HTTP_CODES, validationMessage } from './errors.js'
 import { html, pageRoutes } from './pages.js';
 import { hashPassword } from '../accounts/password.js';
 import { accountRoutes } from './routes/account.js';
+import { landingRoutes } from './routes/landing.js';
 import { stackRoutes } from './routes/stacks.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { guard, SESSION_COOKIE, Sessions } from './session.js';
@@ -83,6 +84,7 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
         { name: 'account', description: 'Registration and sessions' },
         { name: 'stacks', description: 'Stacks, their overview and RPC analytics' },
         { name: 'tokens', description: 'API tokens of a stack' },
+        { name: 'landing', description: 'Transaction landing per token and per node' },
       ],
     },
   });
@@ -130,6 +132,7 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
       await accountRoutes(api, ctx);
       await stackRoutes(api, ctx);
       await tokenRoutes(api, ctx);
+      await landingRoutes(api, ctx);
     },
     { prefix: API },
   );

@@ -116,6 +116,37 @@ export const analyticsSchema = object({
   },
 });
 
+const landingCounts = {
+  sent: int('Transactions a node accepted (once per node sent to)'),
+  landed: int('Landed without an error'),
+  expired: int('Blockhash expired before landing'),
+  failed: int('Landed with an error'),
+  untracked: int('Dropped from tracking (too many in flight)'),
+  resent: int('Rebroadcast copies sent'),
+  landedPct: nullable('number', 'landed / (landed + failed + expired) in percent, null before any ended'),
+  slotsToLand: object({ p50: nullable('integer', 'Median slots to land'), p90: nullable('integer', '90th percentile slots to land') }),
+};
+
+export const stackLandingSchema = object({
+  from: ms('Window start (the start of the hour 24 h ago)'),
+  to: ms('Window end'),
+  tokens: {
+    type: 'array',
+    description: 'Tokens of the stack that sent transactions in the window, by label',
+    items: object({ tokenId: str('Token id'), label: str('Label'), prefix: str('First characters of the token'), ...landingCounts }),
+  },
+});
+
+export const nodesLandingSchema = object({
+  from: ms('Window start (the start of the hour 24 h ago)'),
+  to: ms('Window end'),
+  nodes: {
+    type: 'array',
+    description: "The gateway's nodes that were sent transactions in the window",
+    items: object({ node: str('Node id'), ...landingCounts }),
+  },
+});
+
 /** Error responses for a route, by status. */
 export function errors(...statuses: number[]): Record<number, typeof errorSchema> {
   return Object.fromEntries(statuses.map((s) => [s, errorSchema]));

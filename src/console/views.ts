@@ -159,6 +159,13 @@ ${errorBox}
 <h2>RPC traffic, last 7 days</h2>
 <div class="chart"><canvas id="traffic-chart" data-testid="traffic-chart" aria-label="Calls per day, last 7 days" role="img"></canvas></div>
 </section>
+<section class="card" id="landing-panel">
+<h2>Transactions, last 24 h</h2>
+<table id="landing-table" data-testid="landing-table" class="grid"><thead><tr><th>Token</th><th class="num">Sent</th><th class="num">Landed</th><th class="num">Slots to land p50</th><th class="num">p90</th></tr></thead>
+<tbody id="landing-rows"></tbody></table>
+<p id="landing-empty" class="muted" hidden>No transactions sent in the last 24 h.</p>
+<p class="muted">Landed: of the transactions that ended, the share that landed without an error (failed and expired ones are the rest).</p>
+</section>
 <section class="card">
 <h2>Next</h2>
 <ul class="links">
@@ -232,6 +239,12 @@ ${errorBox}
 <table id="analytics-table" data-testid="analytics-table" class="grid"><thead><tr><th>Method</th><th class="num">Calls</th><th class="num">Errors</th><th class="num">p50 (ms)</th><th class="num">p99 (ms)</th></tr></thead>
 <tbody id="analytics-rows"></tbody></table>
 <p id="analytics-empty" class="muted" hidden>No calls in this window.</p>
+</section>
+<section class="card">
+<h2>Transaction landing by node, last 24 h</h2>
+<table id="nodes-landing-table" data-testid="nodes-landing-table" class="grid"><thead><tr><th>Node</th><th class="num">Sent</th><th class="num">Landing</th><th class="num">Slots to land p50</th></tr></thead>
+<tbody id="nodes-landing-rows"></tbody></table>
+<p id="nodes-landing-empty" class="muted" hidden>No transactions sent in the last 24 h.</p>
 </section>`,
   });
 }

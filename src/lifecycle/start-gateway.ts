@@ -12,6 +12,8 @@ import { loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { TlsMaterial } from '../config/tls.js';
 import { staticTokenRecord, TokenTable } from '../gateway/token-table.js';
+import type { LandingFigures } from '../landing/figures.js';
+import type { LandingFlush } from '../landing/flush.js';
 import { createLogger, type Logger } from '../log.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
 import { inlinePlane, workerPlanes, workersFor, type ControlView, type WsView } from '../planes/planes.js';
@@ -37,11 +39,15 @@ export interface Gateway {
   readonly store: FullStore | null;
   readonly console: ConsoleServer | null;
   readonly usageFlush: UsageFlush | null;
+  /** Writes `landing` to the store (docs/landing.md "Several instances"); null without a store. */
+  readonly landingFlush: LandingFlush | null;
   readonly url: string;
   readonly pool: NodePool;
   readonly tokens: TokenTable;
   /** Per-token usage of every request, drained by the accounts store (docs/usage.md "Usage"). */
   readonly usage: UsageMeter;
+  /** Transaction landing since start (docs/landing.md "Figures"), flushed into the store. */
+  readonly landing: LandingFigures;
   /** Requests accepted and not answered yet (with workers, as of their last reports). */
   inflight(): number;
   readonly log: Logger;
@@ -113,13 +119,14 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   // Tokens from the store join the config's static ones before the first request is served;
   // the accounts stop after the data plane, so usage counted until then is written.
   const holder: { accounts: AccountsRuntime | null; usage: UsageMeter | null } = { accounts: null, usage: null };
-  const startAccountsInto = async (usage: UsageMeter): Promise<void> => {
+  const startAccountsInto = async (usage: UsageMeter, landing: LandingFigures): Promise<void> => {
     // The control plane's meter: the gRPC listener books its usage there.
     holder.usage = usage;
     if (opts.store === null) return;
     const started = await startAccounts(config, {
       tokens,
       usage,
+      landing,
       log,
       store: opts.store,
       ownStore: true,
@@ -136,6 +143,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const { pool, hub, metrics, port, wsPort } = plane;
   metrics.watchWs(() => plane.ws());
   metrics.watchFresh(() => pool.fresh);
+  metrics.watchLanding(() => plane.landing.nodes());
   // `redis.url`: limits and token changes shared with the other instances (docs/routing.md "Shared limits across instances (Redis)").
   const shared = startSharedState(config, { limiter: plane.limiter, log, metrics, onRemoteTokens: () => accounts?.sync.changed() });
   if (shared !== null) {
@@ -197,6 +205,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       reload,
       draining: () => unready || plane.draining(),
       ws: () => plane.ws(),
+      landing: plane.landing,
       log,
     }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
@@ -249,9 +258,11 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       return consoleServer;
     },
     usageFlush: accounts?.flush ?? null,
+    landingFlush: accounts?.landingFlush ?? null,
     pool,
     tokens,
     usage: plane.usage,
+    landing: plane.landing,
     inflight: () => plane.inflight(),
     log,
     metrics,

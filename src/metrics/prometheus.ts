@@ -14,6 +14,7 @@ import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js
 import { MONOTONIC_REASONS, type NodeMark } from '../routing/high-water.js';
 import type { ChainView } from '../solana/chain-view.js';
 import { computed, type Labels, type Sample } from './computed.js';
+import { landingSeries, type LandingSeriesCounts } from './landing-series.js';
 import { solanaSeries } from './solana-series.js';
 
 export const METHOD_NONE = '(none)';
@@ -201,6 +202,11 @@ export class GatewayMetrics implements RequestRecorder {
 
   watchFresh(view: () => { count(cause: number): number } | null): void {
     this.freshView = view;
+  }
+
+  /** Transaction landing per node since start (docs/landing.md "Where they show"). */
+  watchLanding(nodes: () => ReadonlyMap<string, LandingSeriesCounts>): void {
+    for (const m of landingSeries(nodes)) this.registry.registerMetric(m);
   }
 
   /** The exposition text (gateway metrics, then process metrics). */

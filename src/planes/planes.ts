@@ -16,6 +16,7 @@ import { reservePort } from '../gateway/client-listener.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { ConsumptionTally } from '../limits/consumption-tally.js';
 import { createLimitBuffers, RateLimiter } from '../limits/limiter.js';
+import { LandingFigures } from '../landing/figures.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/prometheus.js';
 import type { StopList } from '../stop-list.js';
@@ -38,6 +39,11 @@ export interface ControlView {
   limiter: RateLimiter;
   /** Per-token usage of every request (with workers, merged from their reports), drained by the accounts store. */
   usage: UsageMeter;
+  /**
+   * Transaction landing since start (docs/landing.md "Figures"): with workers, added from their
+   * reports; inline, from the tracker's timer. The landing flush drains it into the store.
+   */
+  landing: LandingFigures;
   /** Requests in flight (with workers, as of their last reports). */
   inflight(): number;
   /** Draining or unready: answers carry `Connection: close` (/readyz answers 503). */
@@ -80,14 +86,15 @@ export function workersFor(config: Config): number {
   return w === 'auto' ? availableParallelism() : w;
 }
 
-type StartAccounts = (usage: UsageMeter) => Promise<void>;
+type StartAccounts = (usage: UsageMeter, landing: LandingFigures) => Promise<void>;
 
 export async function inlinePlane(config: Config, tokens: TokenTable, log: Logger, stops: StopList, startAccounts: StartAccounts): Promise<ControlView> {
   let metrics: GatewayMetrics | null = null;
   // Accounts first: store tokens are in the table before the listener opens, and the usage
   // flush stops after it (a stop list runs newest first).
   const usage = new UsageMeter();
-  await startAccounts(usage);
+  const landing = new LandingFigures();
+  await startAccounts(usage, landing);
   // Inline holds the address's lock too: a gateway with workers on it would otherwise join.
   if (config.rpc.port !== 0) {
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
@@ -109,6 +116,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     pool: plane.pool,
     limiter: services.limiter,
     usage: services.usage,
+    landing,
     inflight: () => state.inflight,
     draining: () => state.draining,
     target: { reconfigure: (next) => void plane.reconfigure(next) },
@@ -154,7 +162,9 @@ export async function workerPlanes(
   const workersRef: { w: DataPlaneWorkers | null } = { w: null };
   const inflight = (): number => workersRef.w?.inflight ?? 0;
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight });
-  await startAccounts(usage);
+  // What the workers' landing reports add into.
+  const landing = new LandingFigures();
+  await startAccounts(usage, landing);
   if (config.rpc.port !== 0) {
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
@@ -169,7 +179,7 @@ export async function workerPlanes(
   // The state the control plane keeps for itself: draining, for /readyz.
   let draining = false;
   let certificates: TlsConfig | null = null;
-  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: usage, metrics, limits });
+  const workers = new DataPlaneWorkers(config, { log, tokens, pool, meter: usage, metrics, limits, landing });
   workersRef.w = workers;
   // Added after the accounts: an immediate stop ends the workers before the last usage flush.
   stops.add(() => workers.stop());
@@ -182,6 +192,7 @@ export async function workerPlanes(
     pool,
     limiter,
     usage,
+    landing,
     inflight,
     draining: () => draining,
     // New buffers for tables the reload adds; those that stay keep theirs, and their buckets.

@@ -1,14 +1,16 @@
 // The control plane's side of the data-plane workers (README "Architecture"): starts them on the
 // shared port, sends what changed (tokens, node health, operator changes, config), and folds
 // their once-a-second reports into the one view the admin API, /metrics and the usage store
-// read: usage into the control plane's meter, request counters into the exporter, per-node
-// attempts, failures and latency into the control plane's copy of each node.
+// read: usage into the control plane's meter, landing counts into its figures, request
+// counters into the exporter, per-node attempts, failures and latency into the control plane's
+// copy of each node.
 
 import { Worker } from 'node:worker_threads';
 import type { Config, TlsConfig } from '../config/schema.js';
 import { reservePort } from '../gateway/client-listener.js';
 import type { LimitBuffers } from '../limits/limiter.js';
 import type { TokenTable } from '../gateway/token-table.js';
+import type { LandingFigures } from '../landing/figures.js';
 import type { Logger } from '../log.js';
 import { LatencyHistogram } from '../metrics/histogram.js';
 import type { GatewayMetrics } from '../metrics/prometheus.js';
@@ -27,6 +29,8 @@ export interface WorkerParts {
   meter: UsageMeter;
   metrics: GatewayMetrics;
   limits: LimitBuffers;
+  /** Where the workers' transaction-landing counts are added (docs/landing.md "Figures"). */
+  landing: LandingFigures;
 }
 
 interface Slot {
@@ -156,8 +160,9 @@ export class DataPlaneWorkers {
   }
 
   private fold(slot: Slot, r: WorkerReport): void {
-    const { meter, metrics, pool, log } = this.parts;
+    const { meter, metrics, pool, log, landing } = this.parts;
     meter.merge(r.usage);
+    if (r.landing) landing.add(r.landing);
     metrics.merge(r.requests, r.duration, r.durationSumMs, r.rateLimited);
     metrics.mergeCallEvents(r.callEvents);
     slot.inflight = r.inflight;

@@ -135,10 +135,43 @@ const usageRollups: Migration = {
   },
 };
 
+/**
+ * Transaction landing per hour, token and node (docs/landing.md "Several instances"): counts in
+ * one table, the slots-to-land histogram as (bucket, count) rows in another, both keyed so
+ * writers add into a row rather than replace it.
+ */
+const landing: Migration = {
+  async up(db: Kysely<any>): Promise<void> {
+    const counts = ['sent', 'landed', 'expired', 'failed', 'untracked', 'resent'];
+    let table = db.schema
+      .createTable('landing_hour')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('start_ms', 'bigint', (c) => c.notNull());
+    for (const name of counts) table = table.addColumn(name, 'bigint', (c) => c.notNull());
+    await table.addPrimaryKeyConstraint('landing_hour_pk', ['kind', 'key', 'start_ms']).execute();
+    await db.schema.createIndex('landing_hour_start').on('landing_hour').column('start_ms').execute();
+    await db.schema
+      .createTable('landing_slots_hour')
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('start_ms', 'bigint', (c) => c.notNull())
+      .addColumn('bucket', 'integer', (c) => c.notNull())
+      .addColumn('count', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('landing_slots_hour_pk', ['kind', 'key', 'start_ms', 'bucket'])
+      .execute();
+    await db.schema.createIndex('landing_slots_hour_start').on('landing_slots_hour').column('start_ms').execute();
+  },
+  async down(db: Kysely<any>): Promise<void> {
+    for (const t of ['landing_slots_hour', 'landing_hour']) await db.schema.dropTable(t).ifExists().execute();
+  },
+};
+
 /** Every migration, in order. Names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_usage_rollups': usageRollups,
+  '0003_landing': landing,
 };
 
 const provider: MigrationProvider = {

@@ -69,6 +69,32 @@ export interface StackUsageTable extends Omit<UsageTable, 'token_id'> {
   stack_id: string;
 }
 
+/**
+ * Transaction landing of one token or node over one hour (docs/landing.md "Several
+ * instances"): every writer adds into the counts (`x = x + excluded.x`), so instances sharing
+ * one database add up.
+ */
+export interface LandingHourTable {
+  kind: 'token' | 'node';
+  key: string;
+  start_ms: number;
+  sent: number;
+  landed: number;
+  expired: number;
+  failed: number;
+  untracked: number;
+  resent: number;
+}
+
+/** Slots-to-land of one token or node over one hour: one row per slot bucket with a count. */
+export interface LandingSlotsHourTable {
+  kind: 'token' | 'node';
+  key: string;
+  start_ms: number;
+  bucket: number;
+  count: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -82,6 +108,8 @@ export interface Database {
   stack_usage_hour: StackUsageTable;
   stack_usage_6h: StackUsageTable;
   stack_usage_day: StackUsageTable;
+  landing_hour: LandingHourTable;
+  landing_slots_hour: LandingSlotsHourTable;
 }
 
 export const TOKEN_VERSION_KEY = 'token_version';

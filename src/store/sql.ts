@@ -13,10 +13,24 @@ import { migrateToLatest } from './migrations.js';
 import type { Database } from './schema.js';
 import * as accounts from './sql/accounts.js';
 import * as analytics from './sql/analytics.js';
+import * as landing from './sql/landing.js';
 import * as sessions from './sql/sessions.js';
 import * as stacksTokens from './sql/stacks-tokens.js';
 import * as usage from './sql/usage.js';
-import type { Account, Analytics, AnalyticsWindow, ApiToken, FullStore, Overview, Session, Stack, TokenForGateway, UsageRow } from './types.js';
+import type {
+  Account,
+  Analytics,
+  AnalyticsWindow,
+  ApiToken,
+  FullStore,
+  LandingRow,
+  LandingTotals,
+  Overview,
+  Session,
+  Stack,
+  TokenForGateway,
+  UsageRow,
+} from './types.js';
 
 export class SqlStore implements FullStore {
   constructor(readonly db: Kysely<Database>) {}
@@ -144,5 +158,23 @@ export class SqlStore implements FullStore {
 
   analytics(accountId: string, stackId: string, window: AnalyticsWindow, now: number, tokenId?: string): Promise<Analytics> {
     return analytics.analytics(this.db, accountId, stackId, window, now, tokenId);
+  }
+
+  // ---- transaction landing (docs/landing.md "Several instances") ---------------------------
+
+  addLanding(rows: LandingRow[]): Promise<void> {
+    return landing.addLanding(this.db, rows);
+  }
+
+  landingByToken(tokenIds: readonly string[], sinceMs: number): Promise<LandingTotals[]> {
+    return landing.landingTotals(this.db, 'token', tokenIds, sinceMs);
+  }
+
+  landingByNode(sinceMs: number): Promise<LandingTotals[]> {
+    return landing.landingTotals(this.db, 'node', null, sinceMs);
+  }
+
+  compactLanding(now: number, retentionDays: number): Promise<void> {
+    return landing.compactLanding(this.db, now, retentionDays);
   }
 }

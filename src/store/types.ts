@@ -63,6 +63,35 @@ export interface UsageRow {
   histogram: string | null;
 }
 
+/**
+ * Transaction landing counts (docs/landing.md "Figures"): the shape of landing/counts.ts
+ * LandingCounts, restated here because the store sits below the landing layer.
+ */
+export interface LandingAmounts {
+  sent: number;
+  landed: number;
+  expired: number;
+  failed: number;
+  untracked: number;
+  resent: number;
+  /** Slots-to-land counts per slot (index = slots, the last bucket for 64 or more). */
+  slots: number[];
+}
+
+/** One hour of one token's or one node's landing counts, as the landing flush writes it. */
+export interface LandingRow extends LandingAmounts {
+  /** Start of the hour, epoch ms. */
+  hour: number;
+  kind: 'token' | 'node';
+  /** The token id or the node id. */
+  key: string;
+}
+
+/** Landing counts of one token or node summed over a time range. */
+export interface LandingTotals extends LandingAmounts {
+  key: string;
+}
+
 export interface Overview {
   /** RPC and WebSocket calls in the last 24 h. */
   calls24h: number;
@@ -143,6 +172,14 @@ export interface Store {
    * and usage older than `retentionDays`; also deletes expired sessions.
    */
   compactUsage(now: number, retentionDays: number): Promise<void>;
+  /** Adds landing rows into their hours: counts summed, so several instances on one database add up. */
+  addLanding(rows: LandingRow[]): Promise<void>;
+  /** Landing of these tokens from the start of `sinceMs`'s hour on, one entry per token with any. */
+  landingByToken(tokenIds: readonly string[], sinceMs: number): Promise<LandingTotals[]>;
+  /** Landing per node from the start of `sinceMs`'s hour on. */
+  landingByNode(sinceMs: number): Promise<LandingTotals[]>;
+  /** Deletes landing hours older than `retentionDays`. */
+  compactLanding(now: number, retentionDays: number): Promise<void>;
   /**
    * Calls `cb` soon after any store instance changed tokens or stacks (a hint: the caller still
    * reads tokenVersion); returns the unsubscribe. Only stores that can push offer it

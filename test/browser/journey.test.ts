@@ -1,9 +1,12 @@
 // The whole newcomer journey in a real browser (Debian's Chromium driven by playwright-core):
 // register → name the first stack → create a token → call the gateway with it → see the call
-// count rise on the overview and on RPC Analytics, a node's error inside a batch as an error. Screenshots go to test-output/.
+// count rise on the overview and on RPC Analytics, a node's error inside a batch as an error;
+// transaction landing fed to the gateway's figures shows in the overview's Transactions panel
+// and the nodes page's landing table (docs/landing.md "Where they show"). Screenshots go to test-output/.
 
 import { existsSync, mkdirSync } from 'node:fs';
 import t from 'tap';
+import { emptyCounts } from '../../src/landing/counts.js';
 import { startHarness } from '../helpers/gateway.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -71,6 +74,15 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     t.equal(batch.status, 200);
     await batch.text();
     const calls = singles + 2;
+    // Landing as the data plane would report it: 4 sent, 3 landed, 1 expired, landing in 2 slots.
+    const store = h.gw.store!;
+    const account = (await store.accountByEmail('newcomer@example.com'))!;
+    const [stack] = await store.listStacks(account.id);
+    const [record] = await store.listTokens(account.id, stack!.id);
+    const landing = { ...emptyCounts(), sent: 4, landed: 3, expired: 1 };
+    landing.slots[2] = 3;
+    h.gw.landing.add({ nodes: { n0: landing }, tokens: { [record!.id]: landing } });
+    await h.gw.landingFlush!.flush();
     const start = Date.now();
     await page.goto(stackUrl);
     await page.waitForFunction((n) => Number(document.querySelector('#overview-calls')?.textContent?.replace(/[^0-9]/g, '') ?? 0) >= n, calls, {
@@ -86,6 +98,9 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
       return false;
     });
     t.ok(chartDrawn, 'the 7-day traffic chart rendered pixels');
+    const landedCell = `#landing-rows tr[data-token="${record!.id}"] td:nth-child(3)`;
+    await page.waitForFunction((sel) => document.querySelector<HTMLElement>(sel)?.dataset.value === '75', landedCell, { timeout: 20_000 });
+    t.match(await page.textContent(landedCell), /75\.0 %/, 'the Transactions panel shows the landed share');
     await page.screenshot({ path: OUT + 'overview.png', fullPage: true });
 
     await page.goto(stackUrl + '/nodes');
@@ -96,6 +111,8 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     await page.waitForFunction(() => document.querySelector<HTMLElement>('#analytics-errors-total')?.dataset.value === '1', undefined, { timeout: 20_000 });
     t.match(await page.textContent('#analytics-table'), /nope/, "the batch element's node error is booked under its method");
     t.match(await page.textContent('body'), new RegExp(h.url.replace(/[./]/g, '\\$&')), 'the HTTP endpoint is shown');
+    await page.waitForSelector('#nodes-landing-rows tr[data-node="n0"]', { timeout: 20_000 });
+    t.match(await page.textContent('#nodes-landing-rows tr[data-node="n0"]'), /75\.0 %/, 'the landing column per node');
     await page.screenshot({ path: OUT + 'analytics.png', fullPage: true });
     t.pass(`screenshots: ${OUT}overview.png, ${OUT}analytics.png`);
   });

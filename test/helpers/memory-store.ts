@@ -8,6 +8,8 @@ import {
   type Analytics,
   type AnalyticsWindow,
   type ApiToken,
+  type LandingRow,
+  type LandingTotals,
   type Overview,
   type Session,
   type Stack,
@@ -31,6 +33,7 @@ export class MemoryStore implements Store {
   readonly stacks = new Map<string, Stack>();
   readonly tokens = new Map<string, ApiToken & { hash: Buffer }>();
   readonly usage: UsageRow[] = [];
+  readonly landing: LandingRow[] = [];
   private version = 0;
 
   async migrate(): Promise<void> {}
@@ -204,6 +207,34 @@ export class MemoryStore implements Store {
   }
 
   async compactUsage(): Promise<void> {}
+
+  async addLanding(rows: LandingRow[]): Promise<void> {
+    this.landing.push(...rows.map((r) => ({ ...r, slots: [...r.slots] })));
+  }
+
+  private landingOf(kind: LandingRow['kind'], keys: readonly string[] | null, sinceMs: number): LandingTotals[] {
+    const from = Math.floor(sinceMs / HOUR) * HOUR;
+    const out = new Map<string, LandingTotals>();
+    for (const r of this.landing) {
+      if (r.kind !== kind || r.hour < from || (keys !== null && !keys.includes(r.key))) continue;
+      let e = out.get(r.key);
+      if (e === undefined)
+        out.set(r.key, (e = { key: r.key, sent: 0, landed: 0, expired: 0, failed: 0, untracked: 0, resent: 0, slots: new Array<number>(65).fill(0) }));
+      for (const k of ['sent', 'landed', 'expired', 'failed', 'untracked', 'resent'] as const) e[k] += r[k];
+      r.slots.forEach((n, i) => (e.slots[Math.min(i, 64)]! += n));
+    }
+    return [...out.values()].sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
+  async landingByToken(tokenIds: readonly string[], sinceMs: number): Promise<LandingTotals[]> {
+    return this.landingOf('token', tokenIds, sinceMs);
+  }
+
+  async landingByNode(sinceMs: number): Promise<LandingTotals[]> {
+    return this.landingOf('node', null, sinceMs);
+  }
+
+  async compactLanding(): Promise<void> {}
 }
 
 function strip(t: ApiToken & { hash: Buffer }): ApiToken {

@@ -163,6 +163,8 @@ for (const [kind, open] of stores) {
         ['POST', '/api/v1/stacks/x/tokens'],
         ['PATCH', '/api/v1/stacks/x/tokens/y'],
         ['DELETE', '/api/v1/stacks/x/tokens/y'],
+        ['GET', '/api/v1/stacks/x/landing'],
+        ['GET', '/api/v1/landing/nodes'],
       ] as const) {
         // A body that would fail validation: auth is checked first.
         const r = await c.send(method, path, method === 'GET' ? {} : { body: { junk: 1 } });
@@ -627,6 +629,8 @@ for (const [kind, open] of stores) {
         '/api/v1/stacks/{id}/analytics': ['get'],
         '/api/v1/stacks/{id}/tokens': ['get', 'post'],
         '/api/v1/stacks/{id}/tokens/{tokenId}': ['delete', 'patch'],
+        '/api/v1/stacks/{id}/landing': ['get'],
+        '/api/v1/landing/nodes': ['get'],
       };
       t.same(Object.keys(doc.paths).sort(), Object.keys(want).sort(), 'API routes only, no pages');
       for (const [path, methods] of Object.entries(want)) t.same(Object.keys(doc.paths[path]).sort(), methods, path);

@@ -93,6 +93,16 @@ export function formatMs(v) {
   return v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toString();
 }
 
+/** A percentage with one decimal, or – when there is none yet (docs/landing.md "Figures"). */
+export function formatPct(v) {
+  return v === null || v === undefined ? '–' : `${v.toFixed(1)} %`;
+}
+
+/** A slot count, or – when nothing landed yet. */
+export function formatSlots(v) {
+  return v === null || v === undefined ? '–' : String(v);
+}
+
 export function formatDate(ms) {
   return ms ? new Date(ms).toLocaleString() : '–';
 }

@@ -1,7 +1,7 @@
-// Elastic Nodes: the stack's endpoint URLs and RPC Analytics (window, token filter, per-method
-// table, time series).
+// Elastic Nodes: the stack's endpoint URLs, RPC Analytics (window, token filter, per-method
+// table, time series) and transaction landing per node (docs/landing.md "Where they show").
 
-import { $, api, copyText, el, formatCount, formatMs, poll, stackPath } from './common.js';
+import { $, api, copyText, el, formatCount, formatMs, formatPct, formatSlots, poll, stackPath } from './common.js';
 import { lineChart, setData } from './charts.js';
 
 const { httpBase, wsBase } = document.body.dataset;
@@ -84,6 +84,19 @@ async function load() {
     a.series.map((p) => p.calls),
     a.series.map((p) => p.errors),
   );
+  const l = await api('GET', '/landing/nodes');
+  const nodes = l.nodes.map((n) =>
+    el(
+      'tr',
+      { 'data-node': n.node },
+      el('td', {}, el('code', {}, n.node)),
+      el('td', { class: 'num' }, formatCount(n.sent)),
+      el('td', { class: 'num', 'data-value': n.landedPct ?? '' }, formatPct(n.landedPct)),
+      el('td', { class: 'num' }, formatSlots(n.slotsToLand.p50)),
+    ),
+  );
+  $('#nodes-landing-rows').replaceChildren(...nodes);
+  $('#nodes-landing-empty').hidden = nodes.length > 0;
 }
 
 const refresh = poll(load);

@@ -1,6 +1,7 @@
-// Stack home: 24 h calls and data transfer, active tokens, and the 7-day traffic chart.
+// Stack home: 24 h calls and data transfer, active tokens, the 7-day traffic chart, and the
+// Transactions panel (landing per token over 24 h, docs/landing.md "Where they show").
 
-import { $, api, formatBytes, formatCount, poll, stackPath } from './common.js';
+import { $, api, el, formatBytes, formatCount, formatPct, formatSlots, poll, stackPath } from './common.js';
 import { barChart, setData } from './charts.js';
 
 const chart = barChart($('#traffic-chart'));
@@ -19,4 +20,18 @@ poll(async () => {
     o.daily.map((d) => day.format(new Date(d.day))),
     o.daily.map((d) => d.calls),
   );
+  const l = await api('GET', `${stackPath}/landing`);
+  const rows = l.tokens.map((t) =>
+    el(
+      'tr',
+      { 'data-token': t.tokenId },
+      el('td', {}, `${t.label} (${t.prefix}…)`),
+      el('td', { class: 'num', 'data-value': t.sent }, formatCount(t.sent)),
+      el('td', { class: 'num', 'data-value': t.landedPct ?? '' }, formatPct(t.landedPct)),
+      el('td', { class: 'num' }, formatSlots(t.slotsToLand.p50)),
+      el('td', { class: 'num' }, formatSlots(t.slotsToLand.p90)),
+    ),
+  );
+  $('#landing-rows').replaceChildren(...rows);
+  $('#landing-empty').hidden = rows.length > 0;
 });

@@ -71,7 +71,7 @@ t.test('instances starting together on an empty database build the schema once',
   const applied = await rawQuery<{ name: string }>(url, 'select name from kysely_migration order by name');
   t.same(
     applied.map((r) => r.name),
-    ['0001_initial', '0002_usage_rollups'],
+    ['0001_initial', '0002_usage_rollups', '0003_landing'],
     'each migration recorded once',
   );
   const meta = await rawQuery<{ key: string }>(url, 'select key from meta order by key');

@@ -128,8 +128,8 @@ t.test('0002 builds the roll-ups from the minutes and hours already stored', asy
   const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
   t.same(
     applied.rows.map((r) => r.name),
-    ['0001_initial', '0002_usage_rollups'],
-    'both migrations recorded',
+    ['0001_initial', '0002_usage_rollups', '0003_landing'],
+    'every migration recorded',
   );
   const rows = [...older, ...recent, ...late];
   const mine = new Set(tokens);

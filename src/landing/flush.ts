@@ -1,0 +1,118 @@
+// Moves landing figures into the store in the background, as the usage flush does for usage
+// (usage/flush.ts): every interval the figures' pending rows are drained and added to the
+// store. A failed write keeps the rows (merged by hour, kind and key, so a long outage holds
+// one row per key and hour, not one per interval) and retries them next time, up to
+// `maxPendingRows`, beyond which the oldest hours are dropped with a log line. `stop()` writes
+// what is left, so a graceful stop loses nothing. Every `compactEveryMs`, hours older than
+// `retentionDays` are deleted.
+
+import type { Logger } from '../log.js';
+import type { LandingRow, Store } from '../store/types.js';
+import { mergeRows, type LandingFigures } from './figures.js';
+
+export interface LandingFlushOptions {
+  log: Logger;
+  /** Default 5000. */
+  intervalMs?: number;
+  /** Default 10 minutes; 0 = never compact. */
+  compactEveryMs?: number;
+  /** Days of landing kept (config `store.retentionDays`). Default 30. */
+  retentionDays?: number;
+  /** Rows kept for retry after failed writes, at most. Default 50000. */
+  maxPendingRows?: number;
+  /** Wall clock (tests). */
+  now?: () => number;
+}
+
+export interface LandingFlush {
+  /** Drains the figures and writes now (also what the timer does); resolves when written or kept for retry. */
+  flush(): Promise<void>;
+  /** Compacts now (also what the slow timer does). */
+  compact(): Promise<void>;
+  /** Stops the timers and flushes one last time. */
+  stop(): Promise<void>;
+  /** Rows waiting for a retry (after failed writes). */
+  readonly pendingRows: number;
+}
+
+type LandingStore = Pick<Store, 'addLanding' | 'compactLanding'>;
+
+export function startLandingFlush(figures: LandingFigures, store: LandingStore, opts: LandingFlushOptions): LandingFlush {
+  const log = opts.log;
+  const intervalMs = opts.intervalMs ?? 5000;
+  const compactEveryMs = opts.compactEveryMs ?? 600_000;
+  const retentionDays = opts.retentionDays ?? 30;
+  const maxPending = Math.max(1, opts.maxPendingRows ?? 50_000);
+  const now = opts.now ?? Date.now;
+
+  let pending = new Map<string, LandingRow>();
+  let failing = false;
+  let stopped = false;
+  /** Flushes and compactions run one at a time, in order. */
+  let chain: Promise<void> = Promise.resolve();
+
+  const serial = (job: () => Promise<void>): Promise<void> => {
+    const next = chain.then(job, job);
+    chain = next.catch(() => {});
+    return next;
+  };
+
+  const writeOnce = async (): Promise<void> => {
+    mergeRows(pending, figures.drain());
+    if (pending.size === 0) return;
+    const batch = pending;
+    try {
+      await store.addLanding([...batch.values()]);
+      pending = new Map(); // nothing else ran meanwhile: writes are serial
+      if (failing) log.info({ rows: batch.size }, 'landing store writes resumed');
+      failing = false;
+    } catch (err) {
+      if (!failing) log.error({ err, rows: batch.size }, 'landing flush failed: keeping the rows in memory, retrying next interval');
+      failing = true;
+      if (pending.size > maxPending) {
+        // Oldest hours first.
+        const rows = [...pending.values()].sort((a, b) => a.hour - b.hour);
+        const dropped = rows.length - maxPending;
+        pending = new Map();
+        mergeRows(pending, rows.slice(dropped));
+        log.error({ dropped, kept: maxPending }, 'landing store unreachable for long: oldest landing rows dropped');
+      }
+    }
+  };
+
+  const compactOnce = async (): Promise<void> => {
+    try {
+      await store.compactLanding(now(), retentionDays);
+    } catch (err) {
+      log.error({ err }, 'landing compaction failed; retrying next time');
+    }
+  };
+
+  const flush = (): Promise<void> => serial(writeOnce);
+  const compact = (): Promise<void> => serial(compactOnce);
+
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+  let compactTimer: NodeJS.Timeout | null = null;
+  if (compactEveryMs > 0) {
+    compactTimer = setInterval(() => void compact(), compactEveryMs);
+    compactTimer.unref();
+    void compact(); // catch up after downtime
+  }
+
+  return {
+    flush,
+    compact,
+    get pendingRows() {
+      return pending.size;
+    },
+    async stop() {
+      if (stopped) return chain;
+      stopped = true;
+      clearInterval(timer);
+      if (compactTimer !== null) clearInterval(compactTimer);
+      await flush();
+      if (pending.size > 0) log.error({ rows: pending.size }, 'landing rows could not be written before exit and are lost');
+    },
+  };
+}
