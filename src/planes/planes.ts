@@ -112,6 +112,20 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     recorder: (pool, inflight) => (metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight })),
   });
   const { services, state } = plane.serving;
+  const tracker = services.landing;
+  if (tracker !== null) {
+    // What a worker's report does once a second; the stop (newest first) folds in the last counts.
+    const fold = (): void => {
+      const d = tracker.tally.drain();
+      if (d !== null) landing.add(d);
+    };
+    const timer = setInterval(fold, 1000);
+    timer.unref();
+    stops.add(() => {
+      clearInterval(timer);
+      fold();
+    });
+  }
   return {
     pool: plane.pool,
     limiter: services.limiter,

@@ -38,7 +38,7 @@ export class ConsoleClient {
   }
 
   /** Registers `email`, makes a stack and a token in it; their ids. */
-  async stackWithToken(email: string, stackName: string, label: string): Promise<{ stack: string; tokenId: string }> {
+  async stackWithToken(email: string, stackName: string, label: string): Promise<{ stack: string; tokenId: string; token: string }> {
     const r = await this.send('POST', '/api/v1/register', { email, password: PASSWORD });
     if (r.status !== 201) throw new Error(`register ${email}: ${r.status} ${r.text}`);
     this.csrf = r.json.csrfToken as string;
@@ -46,6 +46,6 @@ export class ConsoleClient {
     if (stack.status !== 201) throw new Error(`stack ${stackName}: ${stack.status} ${stack.text}`);
     const token = await this.send('POST', `/api/v1/stacks/${stack.json.id}/tokens`, { label });
     if (token.status !== 201) throw new Error(`token ${label}: ${token.status} ${token.text}`);
-    return { stack: stack.json.id as string, tokenId: token.json.record.id as string };
+    return { stack: stack.json.id as string, tokenId: token.json.record.id as string, token: token.json.token as string };
   }
 }
