@@ -80,7 +80,12 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
     rateLimited: counts.rateLimited,
     callEvents: counts.callEvents,
     inflight: plane.serving.state.inflight,
-    ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
+    ws: {
+      connections: plane.wsStats.connections,
+      sharedSubscriptions: plane.hub.sharedCount,
+      upstreamSubscriptions: plane.hub.upstreamSubscriptions(),
+      redundancy: plane.hub.redundancyCounts(),
+    },
   });
 }
 
