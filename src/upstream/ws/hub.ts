@@ -189,7 +189,9 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     for (const p of shared.placements) exclude |= p.socket.node.bit;
     // A subscription lives long: only nodes answering probes, unless no other is left.
     for (const n of this.pool.nodes) if (!this.notAvoided(n, now) || !answersProbes(n)) exclude |= n.bit;
-    while (shared.placements.length < shared.want) {
+    // Never more than the pool has nodes: a one-node pool does not keep every subscription short.
+    const want = Math.min(shared.want, this.pool.nodes.length);
+    while (shared.placements.length < want) {
       // The one placement left to make may take any node; extra ones only a usable, distinct one.
       const node = pickNode(this.pool.nodes, exclude) ?? (shared.placements.length === 0 ? pickNode(this.pool.nodes, 0) : null);
       if (node === null) break;
@@ -199,7 +201,7 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
       p.socket.request(shared.method, shared.paramsJson, (frame, err) => this.placed(p, frame, err));
       if (shared.retired || shared.done) return;
     }
-    if (shared.placements.length < shared.want) this.later(shared);
+    if (shared.placements.length < want) this.later(shared);
     else this.short.delete(shared);
   }
 
