@@ -190,9 +190,9 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     // A subscription lives long: only nodes answering probes, unless no other is left.
     for (const n of this.pool.nodes) if (!this.notAvoided(n, now) || !answersProbes(n)) exclude |= n.bit;
     // Never more than the pool has nodes: a one-node pool does not keep every subscription short.
-    const want = Math.min(shared.want, this.pool.nodes.length);
+    const want = Math.max(1, Math.min(shared.want, this.pool.nodes.length));
     while (shared.placements.length < want) {
-      // The one placement left to make may take any node; extra ones only a usable, distinct one.
+      // The first placement may take any node (as without redundancy); extra ones only a usable, distinct one.
       const node = pickNode(this.pool.nodes, exclude) ?? (shared.placements.length === 0 ? pickNode(this.pool.nodes, 0) : null);
       if (node === null) break;
       exclude |= node.bit;
