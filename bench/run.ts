@@ -6,7 +6,7 @@
 //   badinput  malformed / oversize / bad-header requests at volume: errors and RSS
 //   keymap  key → node map: lookup rate, distribution error, keys moved vs minimum
 //   hotkeys memory of the hot-key buckets after 1,000,000 distinct keys
-//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay (ws-fanout.ts)
+//   ws      1,000 slotSubscribe clients through jumpgate alone: RSS per connection, delay; ws.redundancy 1 and 2 (ws-fanout.ts)
 //   wsreq   getSlot/getBalance over 50 client WebSockets at 2,000/s: gateway CPU per 1k requests, p50/p99 (also over HTTP)
 //   console the console's stack pages (overview, analytics) on a store with 10 tokens × 50 methods of history
 //   isolation  getSlot at 1,000 req/s with and without a console viewer refreshing RPC Analytics
@@ -215,8 +215,11 @@ async function runOne(name: Name): Promise<void> {
     }
     case 'ws': {
       const r = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5);
-      console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable(r));
+      // The same clients with every subscription on both nodes (ws.redundancy 2).
+      const r2 = await runWsFanout(quick ? 50 : 1000, quick ? 1 : 5, 2);
+      console.log('\nWebSocket fan-out (slotSubscribe through jumpgate)\n' + wsFanoutTable([r, r2]));
       results.ws = r;
+      results.wsRedundancy2 = r2;
       break;
     }
     case 'wsreq': {

@@ -3,7 +3,9 @@
 // subscribed connection, and notification delay against a client subscribed to the nodes
 // directly (the node's own delay is the floor). Idle RSS is also taken with the console on
 // and a SQLite file store, as an operator runs the gateway (the other gateways here have the
-// console off and the store in memory).
+// console off and the store in memory). With `redundancy` 2 every subscription is held on both
+// nodes (`ws.redundancy`, docs/reliability.md "Redundant WebSocket subscriptions"): the delay
+// is then over the first of the two nodes, and a client seeing a slot twice or backwards counts.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +39,8 @@ function subscribe(url: string, onSlot: (slot: number, at: number) => void): Pro
 
 export interface WsFanoutResult {
   clients: number;
+  /** `ws.redundancy` of the gateway. */
+  redundancy: number;
   upstreamSubscriptions: Record<string, number>;
   rssIdleMb: number;
   /** Idle RSS of a gateway with the console on and a SQLite file store (same nodes, same wait). */
@@ -44,6 +48,8 @@ export interface WsFanoutResult {
   rssConnectedMb: number;
   kbPerConnection: number;
   notifications: number;
+  /** Notifications a client got for a slot not above its last one (0 expected). */
+  repeated: number;
   delayP50Ms: number;
   delayP99Ms: number;
   delayMaxMs: number;
@@ -69,7 +75,7 @@ async function rssIdleWithConsole(nodes: { id: string; url: string }[]): Promise
   }
 }
 
-export async function runWsFanout(clients: number, seconds: number): Promise<WsFanoutResult> {
+export async function runWsFanout(clients: number, seconds: number, redundancy = 1): Promise<WsFanoutResult> {
   const sims = await Promise.all([startSimProc('ws-a', ['--slot-ms', '100']), startSimProc('ws-b', ['--slot-ms', '100'])]);
   const rssIdleConsole = await rssIdleWithConsole(sims.map((s, i) => ({ id: `ws-${i}`, url: s.url }))).catch(async (err: unknown) => {
     await Promise.all(sims.map((s) => s.stop()));
@@ -79,7 +85,7 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
   const gw = await startGatewayProc(
     sims.map((s, i) => ({ id: `ws-${i}`, url: s.url })),
     TOKEN,
-    `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 10} }`,
+    `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 10}, redundancy: ${redundancy} }`,
   );
   const sockets: WebSocket[] = [];
   try {
@@ -93,15 +99,19 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
     };
     for (const s of sims) sockets.push(await subscribe(s.url.replace('http', 'ws'), ref));
     const arrivals: [number, number][] = [];
+    let repeated = 0;
     let measuring = false;
     const wsUrl = gw.url.replace('http', 'ws') + `/api-token/${TOKEN}/`;
     for (let i = 0; i < clients; i += 100) {
       const part = await Promise.all(
-        Array.from({ length: Math.min(100, clients - i) }, () =>
-          subscribe(wsUrl, (slot, at) => {
+        Array.from({ length: Math.min(100, clients - i) }, () => {
+          let last = -1;
+          return subscribe(wsUrl, (slot, at) => {
+            if (slot <= last) repeated++;
+            last = slot;
             if (measuring) arrivals.push([slot, at]);
-          }),
-        ),
+          });
+        }),
       );
       sockets.push(...part);
     }
@@ -119,12 +129,14 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
       .sort((a, b) => a - b);
     return {
       clients,
+      redundancy,
       upstreamSubscriptions: stats.upstreamSubscriptions,
       rssIdleMb: rssIdle / 2 ** 20,
       rssIdleConsoleMb: rssIdleConsole / 2 ** 20,
       rssConnectedMb: rssConnected / 2 ** 20,
       kbPerConnection: (rssConnected - rssIdle) / 1024 / clients,
       notifications: arrivals.length,
+      repeated,
       delayP50Ms: percentile(delays, 0.5),
       delayP99Ms: percentile(delays, 0.99),
       delayMaxMs: delays.length > 0 ? delays[delays.length - 1]! : NaN,
@@ -136,10 +148,13 @@ export async function runWsFanout(clients: number, seconds: number): Promise<WsF
   }
 }
 
-export function wsFanoutTable(r: WsFanoutResult): string {
+export function wsFanoutTable(rows: WsFanoutResult[]): string {
   return [
-    '| clients | upstream slot subscriptions | gateway RSS idle MB | idle with console + SQLite store MB | RSS with clients MB | KB per subscribed connection | notifications | delay over the node p50 / p99 / max ms |',
-    '|---:|---|---:|---:|---:|---:|---:|---|',
-    `| ${r.clients} | ${JSON.stringify(r.upstreamSubscriptions)} | ${r.rssIdleMb.toFixed(0)} | ${r.rssIdleConsoleMb === undefined ? '-' : r.rssIdleConsoleMb.toFixed(0)} | ${r.rssConnectedMb.toFixed(0)} | ${r.kbPerConnection.toFixed(1)} | ${r.notifications} | ${r.delayP50Ms.toFixed(2)} / ${r.delayP99Ms.toFixed(2)} / ${r.delayMaxMs.toFixed(2)} |`,
+    '| clients | ws.redundancy | upstream slot subscriptions | gateway RSS idle MB | idle with console + SQLite store MB | RSS with clients MB | KB per subscribed connection | notifications | repeated | delay over the first node p50 / p99 / max ms |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.clients} | ${r.redundancy} | ${JSON.stringify(r.upstreamSubscriptions)} | ${r.rssIdleMb.toFixed(0)} | ${r.rssIdleConsoleMb.toFixed(0)} | ${r.rssConnectedMb.toFixed(0)} | ${r.kbPerConnection.toFixed(1)} | ${r.notifications} | ${r.repeated} | ${r.delayP50Ms.toFixed(2)} / ${r.delayP99Ms.toFixed(2)} / ${r.delayMaxMs.toFixed(2)} |`,
+    ),
   ].join('\n');
 }

@@ -29,7 +29,12 @@ export interface AdminDeps {
   /** True while the gateway drains for shutdown (readiness fails). */
   draining(): boolean;
   /** WebSocket figures: client connections, shared subscriptions, upstream ones per node. */
-  ws(): { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
+  ws(): {
+    connections: number;
+    sharedSubscriptions: number;
+    upstreamSubscriptions: Record<string, number>;
+    redundancy: Record<string, { first: number; dropped: number }>;
+  };
   /** Transaction landing since start (docs/landing.md "Where they show"). */
   landing: LandingFigures;
   log: Logger;

@@ -76,6 +76,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxMessageBytes: 65536,
     maxBufferedBytes: 1048576,
     idleTimeoutSec: 120,
+    redundancy: 1,
   },
   offload: { threads: 1, parseThresholdBytes: 131072, mergeThresholdBytes: 131072 },
   redis: { url: null, syncMs: 50, keyPrefix: 'jumpgate:', maxKeysPerSync: 10000 },

@@ -314,6 +314,10 @@ export const ConfigSchema = obj({
     maxMessageBytes: int(128),
     maxBufferedBytes: int(1024),
     idleTimeoutSec: int(8),
+    redundancy: int(1, 5).meta({
+      description:
+        'Nodes each shared subscription is held on at once; every notification reaches clients once, from the first node to send it (docs/reliability.md "Redundant WebSocket subscriptions")',
+    }),
   }),
   offload: obj(
     {

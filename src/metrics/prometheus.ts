@@ -30,6 +30,7 @@ export interface WsFigures {
   connections: number;
   sharedSubscriptions: number;
   upstreamSubscriptions: Record<string, number>;
+  redundancy: Record<string, { first: number; dropped: number }>;
 }
 
 /** What the node series read of a node. */
@@ -358,6 +359,12 @@ export class GatewayMetrics implements RequestRecorder {
         Object.entries(ws()?.upstreamSubscriptions ?? {}).map(([node, value]) => ({ labels: { node }, value })),
       ),
     );
+    // Redundant subscriptions (docs/reliability.md "Redundant WebSocket subscriptions").
+    for (const which of ['first', 'dropped'] as const) {
+      const help = which === 'first' ? 'Notifications of redundant subscriptions the node delivered first' : "The node's copies dropped as duplicate or late";
+      const samples = (): Sample[] => Object.entries(ws()?.redundancy ?? {}).map(([node, c]) => ({ labels: { node }, value: c[which] }));
+      r.registerMetric(computed(`jumpgate_ws_notifications_${which}_total`, help, 'counter', samples));
+    }
     // Monotonic reads (docs/routing.md "Monotonic reads"): read straight from the shared marks.
     r.registerMetric(
       computed(

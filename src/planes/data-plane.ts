@@ -61,7 +61,11 @@ export interface DataPlane {
   drain(graceMs: number, log: Logger): Promise<void>;
 }
 
-const hubOptions = (config: Config): HubOptions => ({ chain: config.chain, maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection });
+const hubOptions = (config: Config): HubOptions => ({
+  chain: config.chain,
+  maxSubscriptionsPerConnection: config.ws.maxSubscriptionsPerConnection,
+  redundancy: config.ws.redundancy,
+});
 
 export async function startDataPlane(config: Config, opts: DataPlaneOptions): Promise<DataPlane> {
   const { log, stops } = opts;

@@ -85,7 +85,12 @@ export interface WorkerReport {
   /** Transaction tracking since the last report (src/landing/), absent when nothing was sent. */
   landing?: LandingDelta;
   inflight: number;
-  ws: { connections: number; sharedSubscriptions: number; upstreamSubscriptions: Record<string, number> };
+  ws: {
+    connections: number;
+    sharedSubscriptions: number;
+    upstreamSubscriptions: Record<string, number>;
+    redundancy: Record<string, { first: number; dropped: number }>;
+  };
 }
 
 export type FromWorker =

@@ -31,6 +31,8 @@ export interface WsView {
   connections: number;
   sharedSubscriptions: number;
   upstreamSubscriptions: Record<string, number>;
+  /** Per node: notifications of redundant subscriptions it delivered first, its copies dropped. */
+  redundancy: Record<string, { first: number; dropped: number }>;
 }
 
 export interface ControlView {
@@ -142,6 +144,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
       connections: plane.wsStats.connections,
       sharedSubscriptions: plane.hub.sharedCount,
       upstreamSubscriptions: plane.hub.upstreamSubscriptions(),
+      redundancy: plane.hub.redundancyCounts(),
     }),
     workers: 0,
     requestsByWorker: () => [],

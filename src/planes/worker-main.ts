@@ -82,7 +82,12 @@ function report(index: number, plane: DataPlane, recorder: DeltaRecorder, seen: 
     callEvents: counts.callEvents,
     ...(landing === null ? {} : { landing }),
     inflight: plane.serving.state.inflight,
-    ws: { connections: plane.wsStats.connections, sharedSubscriptions: plane.hub.sharedCount, upstreamSubscriptions: plane.hub.upstreamSubscriptions() },
+    ws: {
+      connections: plane.wsStats.connections,
+      sharedSubscriptions: plane.hub.sharedCount,
+      upstreamSubscriptions: plane.hub.upstreamSubscriptions(),
+      redundancy: plane.hub.redundancyCounts(),
+    },
   });
 }
 

@@ -99,7 +99,7 @@ export class DataPlaneWorkers {
       inflight: 0,
       requests: 0,
       nodeInflight: new Map(),
-      ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} },
+      ws: { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {}, redundancy: {} },
       drained: null,
       configured: null,
       exited: false,
@@ -204,11 +204,16 @@ export class DataPlaneWorkers {
   }
 
   ws(): WorkerReport['ws'] {
-    const out: WorkerReport['ws'] = { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {} };
+    const out: WorkerReport['ws'] = { connections: 0, sharedSubscriptions: 0, upstreamSubscriptions: {}, redundancy: {} };
     for (const s of this.slots) {
       out.connections += s.ws.connections;
       out.sharedSubscriptions += s.ws.sharedSubscriptions;
       for (const [node, n] of Object.entries(s.ws.upstreamSubscriptions)) out.upstreamSubscriptions[node] = (out.upstreamSubscriptions[node] ?? 0) + n;
+      for (const [node, c] of Object.entries(s.ws.redundancy)) {
+        const sum = (out.redundancy[node] ??= { first: 0, dropped: 0 });
+        sum.first += c.first;
+        sum.dropped += c.dropped;
+      }
     }
     return out;
   }

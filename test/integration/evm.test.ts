@@ -36,8 +36,8 @@ function mineUntil(anvil: Anvil, what: string, cond: () => boolean, timeoutMs = 
 
 /** What the hub holds upstream: the node's subscription ids (SharedSub.upstreamId). */
 function upstreamIds(h: Harness): string[] {
-  const byKey = (h.gw.hub! as unknown as { byKey: Map<string, { upstreamId: string | null }> }).byKey;
-  return [...byKey.values()].map((s) => s.upstreamId).filter((id): id is string => id !== null);
+  const byKey = (h.gw.hub! as unknown as { byKey: Map<string, { placements: { upstreamId: string | null }[] }> }).byKey;
+  return [...byKey.values()].flatMap((s) => s.placements.map((p) => p.upstreamId)).filter((id): id is string => id !== null);
 }
 
 const upstreamCount = (h: Harness): number => h.gw.ws().upstreamSubscriptions[NODE] ?? 0;

@@ -3,20 +3,23 @@
 // notification for each client by splicing the client's subscription id into the raw bytes.
 
 import { ID_KEY, memberSpan, trimmedSpan } from '../../rpc/scan.js';
+import { dedupRule, type DedupRule } from './dedup.js';
 
 export interface SubscriptionKind {
   /** The method that cancels it (`slotUnsubscribe`, `eth_unsubscribe`). */
   unsubscribe: string;
   /** Slot-like streams are deduplicated and kept in order across failovers. */
   slotLike: boolean;
+  /** How copies from several nodes are told apart under `ws.redundancy`; `none` = held on one node. */
+  dedup: DedupRule;
 }
 
 /** Subscription methods and their unsubscribe partner; null when `method` does not subscribe. */
 export function subscriptionKind(method: string): SubscriptionKind | null {
-  if (method === 'eth_subscribe') return { unsubscribe: 'eth_unsubscribe', slotLike: false };
+  if (method === 'eth_subscribe') return { unsubscribe: 'eth_unsubscribe', slotLike: false, dedup: 'none' };
   if (method.length > 9 && method.endsWith('Subscribe')) {
     const base = method.slice(0, -9);
-    return { unsubscribe: base + 'Unsubscribe', slotLike: base === 'slot' || base === 'root' };
+    return { unsubscribe: base + 'Unsubscribe', slotLike: base === 'slot' || base === 'root', dedup: dedupRule(base) };
   }
   return null;
 }

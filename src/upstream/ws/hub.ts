@@ -3,92 +3,37 @@
 // its own id, and notifications are rewritten per client by splicing that id into the node's
 // raw frame. When a node's socket drops or the node turns unusable, its subscriptions are
 // placed on another node under the same client ids; slot-like streams never go backwards.
+// With `ws.redundancy` N each one is held on N nodes at once and the first copy of a
+// notification wins (dedup.ts; docs/reliability.md "Redundant WebSocket subscriptions").
 
 import type { Logger } from 'pino';
 import { errorBody, Errors } from '../../errors.js';
-import { answersProbes, type NodeView } from '../../routing/node-view.js';
+import { answersProbes } from '../../routing/node-view.js';
 import { pickNode } from '../../routing/select.js';
 import type { UpstreamNode } from '../node.js';
-import { canonicalJson, NotificationFrames, notificationSlot, notificationSpans, subscriptionKind, type SubscriptionKind } from './frames.js';
-import { UpstreamSocket, type Reply } from './node-socket.js';
+import { DELIVER, DeliveryWindow, DUPLICATE, FINAL, LATE, type Verdict } from './dedup.js';
+import { canonicalJson, NotificationFrames, notificationSlot, notificationSpans, subscriptionKind } from './frames.js';
+import { UpstreamSocket } from './node-socket.js';
+import {
+  ClientSub,
+  Placement,
+  SharedSub,
+  type HubNode,
+  type HubOptions,
+  type NodeSocket,
+  type NodeSocketEvents,
+  type NodeSource,
+  type OpenSocket,
+  type RedundancyCounts,
+  type Subscriber,
+} from './subscriptions.js';
 
-/** A client connection as the hub sees it. */
-export interface Subscriber {
-  /** Client-visible subscription id (raw JSON text) → subscription. */
-  readonly subs: Map<string, ClientSub>;
-  /** Canonical keys this connection subscribed to (duplicate check). */
-  readonly keys: Set<string>;
-  closed: boolean;
-  /** The answer to the client's subscribe or unsubscribe call `method` (booked as its outcome). */
-  answer(method: string, failed: boolean, text: string): void;
-  /** A notification; `frame` is reused once this returns (uWS copies what it sends). */
-  notify(frame: Buffer): void;
-}
-
-export interface HubOptions {
-  chain: 'solana' | 'evm';
-  maxSubscriptionsPerConnection: number;
-}
-
-/** What the hub reads of a node: what routing reads, and where its WebSocket is. */
-export interface HubNode extends NodeView {
-  readonly wsUrl: string;
-}
-
-export interface NodeSource<N extends HubNode> {
-  readonly nodes: readonly N[];
-}
-
-/** One WebSocket to a node as the hub uses it (an UpstreamSocket; fakes in tests). */
-export interface NodeSocket {
-  readonly node: HubNode;
-  readonly closed: boolean;
-  request(method: string, paramsJson: string, reply: Reply): void;
-  send(method: string, paramsJson: string): void;
-  close(): void;
-}
-
-/** What a node socket tells the hub. */
-export interface NodeSocketEvents {
-  notification(socket: NodeSocket, frame: Buffer): void;
-  /** The socket is gone (closed, failed, or never opened); no frame arrives after this. */
-  closed(socket: NodeSocket, reason: string): void;
-}
-
-/** Opens a socket to a node (the seam where tests put fake sockets). */
-export type OpenSocket<N extends HubNode> = (node: N, events: NodeSocketEvents) => NodeSocket;
+export type { HubNode, HubOptions, NodeSocket, NodeSocketEvents, NodeSource, OpenSocket, RedundancyCounts, Subscriber } from './subscriptions.js';
+export { ClientSub, Placement, SharedSub } from './subscriptions.js';
 
 /** Real node WebSockets, for the gateway. */
 export function openUpstreamSocket(log: Logger): OpenSocket<UpstreamNode> {
   return (node, events) => new UpstreamSocket(node, node.wsUrl, events, log);
-}
-
-export class ClientSub {
-  constructor(
-    readonly idText: string,
-    readonly conn: Subscriber,
-    readonly shared: SharedSub,
-    /** The subscribe request's id (raw), until it is answered. */
-    public reqId: string | null,
-  ) {}
-}
-
-export class SharedSub {
-  socket: NodeSocket | null = null;
-  upstreamId: string | null = null;
-  active = false;
-  retired = false;
-  readonly clients = new Set<ClientSub>();
-  lastSlot = -1;
-  placements = 0;
-  retryTimer: NodeJS.Timeout | null = null;
-
-  constructor(
-    readonly key: string,
-    readonly method: string,
-    readonly paramsJson: string,
-    readonly kind: SubscriptionKind,
-  ) {}
 }
 
 const INVALID_SUB = { code: -32602, message: 'Invalid subscription id.' };
@@ -102,8 +47,12 @@ function rpcError(e: { code: number; message: string }, id: string): string {
 export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSocketEvents {
   private readonly byKey = new Map<string, SharedSub>();
   private readonly sockets = new Map<HubNode, NodeSocket>();
-  private readonly byUpstream = new Map<NodeSocket, Map<string, SharedSub>>();
+  private readonly byUpstream = new Map<NodeSocket, Map<string, Placement>>();
   private readonly avoid = new Map<HubNode, { until: number; backoff: number }>();
+  /** Subscriptions with fewer placements than wanted, tried again every BACKOFF_MIN_MS. */
+  private readonly short = new Set<SharedSub>();
+  private shortTimer: NodeJS.Timeout | null = null;
+  private readonly counts = new Map<string, RedundancyCounts>();
   private readonly frames = new NotificationFrames();
   private nextClientId = 0;
   private stopped = false;
@@ -115,15 +64,22 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     private readonly openSocket: OpenSocket<N>,
   ) {}
 
-  /** A reload: new subscriptions follow `next`; those held keep their upstream subscription. */
+  /** A reload: new subscriptions follow `next`; those held keep their upstream subscriptions. */
   reconfigure(next: HubOptions): void {
     this.opts = next;
   }
 
-  /** Upstream subscriptions held now, per node id (the figure the issue asks to measure). */
+  /** Upstream subscriptions held now, per node id: each placement counts. */
   upstreamSubscriptions(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [sock, subs] of this.byUpstream) out[sock.node.id] = (out[sock.node.id] ?? 0) + subs.size;
+    return out;
+  }
+
+  /** Per node id, since start: notifications it delivered first and copies dropped (redundant subscriptions only). */
+  redundancyCounts(): Record<string, RedundancyCounts> {
+    const out: Record<string, RedundancyCounts> = {};
+    for (const [node, c] of this.counts) out[node] = { ...c };
     return out;
   }
 
@@ -146,7 +102,8 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     }
     let shared = this.byKey.get(key);
     if (shared === undefined) {
-      shared = new SharedSub(key, method, paramsJson, kind);
+      const want = kind.dedup === 'none' ? 1 : Math.max(1, this.opts.redundancy ?? 1);
+      shared = new SharedSub(key, method, paramsJson, kind, want, want > 1 ? new DeliveryWindow(kind.dedup) : null);
       this.byKey.set(key, shared);
       this.place(shared);
     }
@@ -185,16 +142,37 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     if (shared.clients.size === 0) this.retire(shared);
   }
 
+  /** No longer shared under its key (a new subscriber gets a new one); those placed are cancelled. */
+  private forget(shared: SharedSub): void {
+    if (this.byKey.get(shared.key) === shared) this.byKey.delete(shared.key);
+    this.short.delete(shared);
+    for (const p of shared.placements) this.cancel(p);
+    shared.placements.length = 0;
+  }
+
   /** The last client left: cancel upstream (the node's answer is not awaited). */
   private retire(shared: SharedSub): void {
     shared.retired = true;
-    this.byKey.delete(shared.key);
-    if (shared.retryTimer !== null) clearTimeout(shared.retryTimer);
-    if (shared.active && shared.socket !== null && shared.upstreamId !== null) {
-      this.byUpstream.get(shared.socket)?.delete(shared.upstreamId);
-      shared.socket.send(shared.kind.unsubscribe, `[${shared.upstreamId}]`);
-    }
+    this.forget(shared);
     shared.active = false;
+  }
+
+  /** Unsubscribes a subscribed placement (one still waiting is cancelled when answered). */
+  private cancel(p: Placement): void {
+    if (p.upstreamId === null) return;
+    this.byUpstream.get(p.socket)?.delete(p.upstreamId);
+    if (!p.socket.closed) p.socket.send(p.shared.kind.unsubscribe, `[${p.upstreamId}]`);
+    p.upstreamId = null;
+  }
+
+  /** A placement is gone (its node refused, dropped or never answered). */
+  private unplace(p: Placement): void {
+    const shared = p.shared;
+    const i = shared.placements.indexOf(p);
+    if (i >= 0) shared.placements.splice(i, 1);
+    if (p.upstreamId !== null) this.byUpstream.get(p.socket)?.delete(p.upstreamId);
+    p.upstreamId = null;
+    shared.active = shared.placements.some((q) => q.upstreamId !== null);
   }
 
   /** Not avoided after its socket dropped or it refused a subscription (backoff per node). */
@@ -203,35 +181,52 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     return a === undefined || now >= a.until;
   }
 
-  /** Places (or re-places) a shared subscription on a node and subscribes there. */
+  /** Tops a shared subscription up to its wanted placements, each on a node it is not on yet. */
   private place(shared: SharedSub): void {
-    if (shared.retired || this.stopped) return;
+    if (shared.retired || shared.done || this.stopped) return;
     const now = Date.now();
-    let exclude = 0;
+    let exclude = shared.refused;
+    for (const p of shared.placements) exclude |= p.socket.node.bit;
     // A subscription lives long: only nodes answering probes, unless no other is left.
     for (const n of this.pool.nodes) if (!this.notAvoided(n, now) || !answersProbes(n)) exclude |= n.bit;
-    const node = pickNode(this.pool.nodes, exclude) ?? pickNode(this.pool.nodes, 0);
-    if (node === null) return this.retryLater(shared);
-    const socket = this.socketFor(node);
-    shared.socket = socket;
-    shared.placements++;
-    socket.request(shared.method, shared.paramsJson, (frame, err) => this.placed(shared, socket, frame, err));
+    // Never more than the pool has nodes: a one-node pool does not keep every subscription short.
+    const want = Math.max(1, Math.min(shared.want, this.pool.nodes.length));
+    while (shared.placements.length < want) {
+      // The first placement may take any node (as without redundancy); extra ones only a usable, distinct one.
+      const node = pickNode(this.pool.nodes, exclude) ?? (shared.placements.length === 0 ? pickNode(this.pool.nodes, 0) : null);
+      if (node === null) break;
+      exclude |= node.bit;
+      const p = new Placement(shared, this.socketFor(node));
+      shared.placements.push(p);
+      p.socket.request(shared.method, shared.paramsJson, (frame, err) => this.placed(p, frame, err));
+      if (shared.retired || shared.done) return;
+    }
+    if (shared.placements.length < want) this.later(shared);
+    else this.short.delete(shared);
   }
 
-  private retryLater(shared: SharedSub): void {
-    if (shared.retryTimer !== null || shared.retired) return;
-    shared.retryTimer = setTimeout(() => {
-      shared.retryTimer = null;
-      this.place(shared);
+  /** Placed again when the short timer next runs (a node may have come back). */
+  private later(shared: SharedSub): void {
+    if (shared.retired || shared.done || this.stopped) return;
+    this.short.add(shared);
+    if (this.shortTimer !== null) return;
+    this.shortTimer = setTimeout(() => {
+      this.shortTimer = null;
+      const due = [...this.short];
+      this.short.clear();
+      for (const shared of due) this.place(shared);
     }, BACKOFF_MIN_MS);
-    shared.retryTimer.unref();
+    this.shortTimer.unref();
   }
 
-  private placed(shared: SharedSub, socket: NodeSocket, frame: Buffer | null, err: string | null): void {
+  private placed(p: Placement, frame: Buffer | null, err: string | null): void {
+    const shared = p.shared;
+    const socket = p.socket;
     if (frame === null) {
       // The socket died before answering: closed() avoids the node; try elsewhere.
       this.log.debug({ node: socket.node.id, err }, 'subscribe not answered');
-      if (!shared.retired) this.place(shared);
+      this.unplace(p);
+      this.place(shared);
       return;
     }
     const text = frame.toString();
@@ -242,6 +237,11 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
       answer = { error: { code: -32603, message: 'node answered with invalid JSON' } };
     }
     if (answer.error !== undefined || answer.result === undefined) {
+      this.unplace(p);
+      if (shared.retired || shared.done) return;
+      shared.refused |= socket.node.bit;
+      // Another placement may still take it: the clients wait for that one.
+      if (shared.placements.length > 0) return this.later(shared);
       // The node refused the subscription itself (e.g. invalid params): tell the waiting
       // clients; those already confirmed (a failover) are retried on another node.
       const e = answer.error ?? { code: -32603, message: 'node answered without a result' };
@@ -257,21 +257,24 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
       }
       if (confirmed > 0 && !shared.retired) {
         this.avoidNode(socket.node);
-        this.retryLater(shared);
+        // With every node refused, each may be asked again.
+        shared.refused = 0;
+        this.later(shared);
       }
       return;
     }
     const upstreamId = canonicalJson(answer.result);
-    if (shared.retired || socket.closed) {
+    if (shared.retired || shared.done || socket.closed) {
       if (!socket.closed) socket.send(shared.kind.unsubscribe, `[${upstreamId}]`);
-      if (!shared.retired) this.place(shared);
+      this.unplace(p);
+      this.place(shared);
       return;
     }
-    shared.upstreamId = upstreamId;
+    p.upstreamId = upstreamId;
     shared.active = true;
     let map = this.byUpstream.get(socket);
     if (map === undefined) this.byUpstream.set(socket, (map = new Map()));
-    map.set(upstreamId, shared);
+    map.set(upstreamId, p);
     this.avoid.delete(socket.node);
     for (const cs of shared.clients) this.confirm(cs);
   }
@@ -290,12 +293,27 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     this.avoid.set(node, { until: Date.now() + backoff, backoff });
   }
 
+  private countsOf(node: HubNode): RedundancyCounts {
+    let c = this.counts.get(node.id);
+    if (c === undefined) this.counts.set(node.id, (c = { first: 0, dropped: 0 }));
+    return c;
+  }
+
   notification(socket: NodeSocket, frame: Buffer): void {
     const spans = notificationSpans(frame);
     if (spans === null) return;
-    const shared = this.byUpstream.get(socket)?.get(spans.upstreamId);
-    if (shared === undefined) return;
-    if (shared.kind.slotLike) {
+    const p = this.byUpstream.get(socket)?.get(spans.upstreamId);
+    if (p === undefined) return;
+    const shared = p.shared;
+    let verdict: Verdict = DELIVER;
+    if (shared.window !== null) {
+      verdict = shared.window.admit(frame);
+      if (verdict === DUPLICATE || verdict === LATE) {
+        this.countsOf(socket.node).dropped++;
+        return;
+      }
+      this.countsOf(socket.node).first++;
+    } else if (shared.kind.slotLike) {
       const slot = notificationSlot(frame);
       // After a failover the new node may repeat or lag: never send a slot twice or backwards.
       if (slot >= 0) {
@@ -307,6 +325,16 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     frames.begin(frame, spans.idStart, spans.idEnd);
     for (const cs of shared.clients) if (cs.reqId === null) cs.conn.notify(frames.for(cs.idText));
     frames.end();
+    if (verdict === FINAL) this.finish(p);
+  }
+
+  /** A one-shot subscription fired: the node that sent it ended it there; the others are cancelled. */
+  private finish(first: Placement): void {
+    const shared = first.shared;
+    shared.done = true;
+    this.byUpstream.get(first.socket)?.delete(first.upstreamId!);
+    first.upstreamId = null;
+    this.forget(shared);
   }
 
   closed(socket: NodeSocket): void {
@@ -316,10 +344,9 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
     if (this.stopped) return;
     this.avoidNode(socket.node);
     if (subs === undefined) return;
-    for (const shared of subs.values()) {
-      shared.active = false;
-      shared.upstreamId = null;
-      this.place(shared);
+    for (const p of subs.values()) {
+      this.unplace(p);
+      this.place(p.shared);
     }
     if (subs.size > 0) this.log.info({ node: socket.node.id, moved: subs.size }, 'subscriptions moved to another node');
   }
@@ -332,6 +359,7 @@ export class SubscriptionHub<N extends HubNode = UpstreamNode> implements NodeSo
   close(): void {
     this.stopped = true;
     for (const s of this.sockets.values()) s.close();
-    for (const shared of this.byKey.values()) if (shared.retryTimer !== null) clearTimeout(shared.retryTimer);
+    if (this.shortTimer !== null) clearTimeout(this.shortTimer);
+    this.short.clear();
   }
 }
