@@ -10,7 +10,7 @@
 
 import { Byte } from '../rpc/bytes.js';
 import { routable, type NodeView } from '../routing/node-view.js';
-import { skipWs } from '../rpc/json-bytes.js';
+import { skipValue, skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
 import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
@@ -83,6 +83,8 @@ const READ_NEEDS = 1;
 const READ_COMMITMENT = 2;
 
 const PARAMS_KEY = Buffer.from('"params"');
+const METHOD_KEY = Buffer.from('"method"');
+const SEND_METHOD = Buffer.from('"sendTransaction"');
 const MIN_CONTEXT_SLOT = Buffer.from('minContextSlot');
 const COMMITMENT_KEY = Buffer.from('"commitment"');
 const PROCESSED = Buffer.from('"processed"');
@@ -169,12 +171,13 @@ export class FreshRouting {
    */
   commitment(call: FreshCall): number {
     if ((call.freshRead & READ_COMMITMENT) !== 0) return call.needCommitment;
-    call.freshRead |= READ_COMMITMENT;
-    call.needCommitment = DEFAULT_COMMITMENT;
     const body = call.body;
     const start = skipWs(body, 0, body.length);
-    if (body[start] === Byte.LBRACKET) call.needCommitment = lowestNamed(body);
-    else if (body.indexOf(COMMITMENT_KEY) >= 0) this.readOne(call, start);
+    // A batch's level is found again each time (keyed batches only): needCommitment is its minContextSlot's.
+    if (body[start] === Byte.LBRACKET) return lowestNamed(body);
+    call.freshRead |= READ_COMMITMENT;
+    call.needCommitment = DEFAULT_COMMITMENT;
+    if (body.indexOf(COMMITMENT_KEY) >= 0) this.readOne(call, start);
     return call.needCommitment;
   }
 
@@ -189,7 +192,7 @@ export class FreshRouting {
     const send = call.method === 'sendTransaction';
     if (!send && body.indexOf(MIN_CONTEXT_SLOT) < 0) return;
     const start = skipWs(body, 0, body.length);
-    if (body[start] === Byte.LBRACKET) return; // a batch's calls go as the batch does
+    if (body[start] === Byte.LBRACKET) return readBatch(call, start);
     if (!this.readOne(call, start)) return;
     if (fields.minContextSlot >= 0) call.needSlot = fields.minContextSlot;
     if (!send || fields.txStart < 0) return;
@@ -214,7 +217,39 @@ export class FreshRouting {
     if (fields.commitment >= 0) call.needCommitment = fields.commitment;
     return true;
   }
+}
 
+/**
+ * A (sub-)batch that carries minContextSlot (docs/solana-routing.md "minContextSlot routing"):
+ * it needs the highest minContextSlot among its calls, at that call's commitment (the higher
+ * commitment on a tie), so the one node it goes to reached it.
+ */
+function readBatch(call: FreshCall, start: number): void {
+  const body = call.body;
+  const end = body.length;
+  let i = skipWs(body, start + 1, end);
+  while (i < end && body[i] !== Byte.RBRACKET) {
+    const e = skipValue(body, i, end);
+    if (e < 0) return;
+    if (body[i] === Byte.LBRACE) {
+      const send =
+        memberSpan(body, i, e, METHOD_KEY, span) &&
+        span[1]! - span[0]! === SEND_METHOD.length &&
+        body.compare(SEND_METHOD, 0, SEND_METHOD.length, span[0]!, span[1]!) === 0;
+      if (memberSpan(body, i, e, PARAMS_KEY, span)) {
+        readFields(send ? 'sendTransaction' : '', body, span[0]!, span[1]!, fields);
+        const s = fields.minContextSlot;
+        const c = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
+        if (s > call.needSlot || (s === call.needSlot && s >= 0 && c > call.needCommitment)) {
+          call.needSlot = s;
+          call.needCommitment = c;
+        }
+      }
+    }
+    i = skipWs(body, e, end);
+    if (body[i] !== Byte.COMMA) return;
+    i = skipWs(body, i + 1, end);
+  }
 }
 
 /** A (sub-)batch's monotonic level: the lowest commitment it names, so that none of its calls goes back. */
