@@ -14,6 +14,7 @@
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
 //   landing transactions through nodes that land 95/70/30%: landed share and slots to land via jumpgate (default, fanout 2, fanout 2 + rebroadcast) and nginx
+//   freshness  3 nodes at 0/30/120 slots of lag: minContextSlot reads and fresh-blockhash sends direct, through jumpgate, nginx (freshness.ts)
 //   grpc    Yellowstone gRPC: two jittery simulated sources, N subscribers through jumpgate against each source direct (--grpc-subscribers N)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
@@ -29,6 +30,7 @@ import { badInputTable, runBadInput } from './bad-input.js';
 import { broadcastTable, coalesceTable, hedgeTable, runBroadcast, runCoalesce, runHedge } from './calls.js';
 import { runConsoleBench } from './console.js';
 import { floorTable, runFloor } from './floor.js';
+import { freshnessTable, runFreshness } from './freshness.js';
 import { grpcTable, runGrpcBench } from './grpc.js';
 import { hotkeysTable, runHotkeys } from './hotkeys.js';
 import { runHttpScenario, type HttpScenarioId } from './http-scenarios.js';
@@ -64,6 +66,7 @@ const ALL = [
   'coalesce',
   'broadcast',
   'monotonic',
+  'freshness',
   'grpc',
   'landing',
 ] as const;
@@ -269,6 +272,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runGrpcBench({ subscribers, seconds: quick ? 5 : 20, log });
       console.log('\n' + grpcTable(r));
       results.grpc = r;
+      break;
+    }
+    case 'freshness': {
+      const r = await runFreshness({ quick, log });
+      console.log('\n' + freshnessTable(r));
+      results.freshness = r;
       break;
     }
     case 'monotonic': {

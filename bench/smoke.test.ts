@@ -1,4 +1,4 @@
-// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick`, then `isolation s7 --quick` (a second or so per
+// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick`, then `isolation s7`, the call scenarios and `freshness --quick` (a second or so per
 // target) writing to a temporary results file. No assertion on speed: only that every
 // scenario produced its rows, skipped peers say why in the printed tables, and the JSON was
 // written.
@@ -196,4 +196,38 @@ t.test('npm run bench -- landing --quick: every path measured or skipped with a 
   t.equal(paths.length, 4, 'jumpgate three ways and nginx');
   for (const p of paths) t.ok(p.skipped !== null || (p.sent > 0 && p.landedPct > 0), `${p.path}: measured (${p.landedPct}% landed) or skipped`);
   t.match(out, /Transactions that land/);
+});
+
+t.test('npm run bench -- freshness --quick: no -32016 or BlockhashNotFound through jumpgate, both direct', { timeout: 120_000 }, async (t) => {
+  const { out, results } = await runQuick<Record<string, { rows?: Record<string, unknown>[]; error?: string }>>(t, ['freshness']);
+  t.notOk(results.freshness?.error, 'freshness did not fail');
+  const rows = (results.freshness?.rows ?? []) as {
+    target: string;
+    skipped: string | null;
+    calls: number;
+    sends: number;
+    minContextPer10k: number;
+    blockhashNotFoundPer10k: number;
+    cpuUsPerCall: number | null;
+  }[];
+  t.same(
+    rows.map((r) => r.target),
+    ['direct to a random node', 'jumpgate, default routing', 'jumpgate, key affinity', 'nginx round-robin'],
+    'every path, nginx run or skipped',
+  );
+  for (const r of rows) {
+    if (r.skipped !== null) {
+      t.match(out, new RegExp(`\\| ${r.target} \\| skipped: `), `skipped ${r.target} is noted (${r.skipped})`);
+      continue;
+    }
+    t.ok(r.calls > 0 && r.sends > 0, `${r.target}: reads and sends measured`);
+    if (r.target.startsWith('jumpgate')) {
+      t.equal(r.minContextPer10k, 0, `${r.target}: no -32016`);
+      t.equal(r.blockhashNotFoundPer10k, 0, `${r.target}: no BlockhashNotFound`);
+      t.ok(r.cpuUsPerCall !== null && r.cpuUsPerCall > 0, `${r.target}: CPU per call`);
+    }
+  }
+  const direct = rows[0]!;
+  t.ok(direct.minContextPer10k > 0 && direct.blockhashNotFoundPer10k > 0, 'direct to a random node meets both (the nodes behind)');
+  t.match(out, /\*\*Freshness: /, 'freshness table printed');
 });

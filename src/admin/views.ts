@@ -2,7 +2,7 @@
 
 import type { NodeLatency } from '../metrics/latency-buckets.js';
 import type { NodeMark } from '../routing/high-water.js';
-import type { ChainView } from '../solana/chain-view.js';
+import { freshestSlots, lagAt, type ChainView } from '../solana/chain-view.js';
 import { bestSlot, routable, slotLag, type NodeView } from '../routing/node-view.js';
 
 /** What the admin API shows of a node, beyond what the routing rules read. */
@@ -46,11 +46,13 @@ export interface NodeJson {
   highWaterSlot: number | null;
   /** Its processed, confirmed and finalized slots and first available block; null until known (docs/solana-routing.md "Chain view"). */
   chain: { processed: number | null; confirmed: number | null; finalized: number | null; firstAvailable: number | null };
+  /** Slots behind the freshest node at each commitment; null until known (docs/solana-routing.md "Chain view"). */
+  chainLag: { processed: number | null; confirmed: number | null; finalized: number | null };
 }
 
 const ms3 = (us: number): number => Math.round(us) / 1000;
 
-export function nodeJson(n: AdminNode, best: number, now: number): NodeJson {
+export function nodeJson(n: AdminNode, best: number, now: number, freshest: readonly number[]): NodeJson {
   const l = n.latency.window.summary(now);
   const p = (us: number): number | null => (l.count === 0 ? null : ms3(us));
   return {
@@ -71,12 +73,14 @@ export function nodeJson(n: AdminNode, best: number, now: number): NodeJson {
     lastError: n.lastError,
     highWaterSlot: n.mark.slot === 0 ? null : n.mark.slot,
     chain: n.chain.snapshot(),
+    chainLag: { processed: lagAt(n.chain, freshest, 0), confirmed: lagAt(n.chain, freshest, 1), finalized: lagAt(n.chain, freshest, 2) },
   };
 }
 
 export function nodesJson(nodes: readonly AdminNode[], now = performance.now()): NodeJson[] {
   const best = bestSlot(nodes);
-  return nodes.map((n) => nodeJson(n, best, now));
+  const freshest = freshestSlots(nodes);
+  return nodes.map((n) => nodeJson(n, best, now, freshest));
 }
 
 export interface NodePatch {

@@ -263,7 +263,9 @@ export const ConfigSchema = obj({
         commitment: z.enum(['processed', 'confirmed', 'finalized'], expected('one of processed, confirmed, finalized')).meta({
           description: 'A tracked transaction counts as landed once its status reaches this commitment',
         }),
-        maxTracked: int(0, 1_000_000).meta({ description: 'Transactions tracked at once per data plane (0: no tracking); beyond it the oldest are dropped and counted as untracked' }),
+        maxTracked: int(0, 1_000_000).meta({
+          description: 'Transactions tracked at once per data plane (0: no tracking); beyond it the oldest are dropped and counted as untracked',
+        }),
         rebroadcastMs: int(0, 60_000).meta({
           description: 'Resend a tracked transaction (same bytes, skipPreflight, maxRetries 0) every this many ms until it lands or expires (0: never)',
         }),

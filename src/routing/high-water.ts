@@ -8,6 +8,10 @@
 // one would hand back a new BigInt on every read of the hot path. Solana reaches slot 2^32 in
 // about fifty years (EVM block numbers much later); past it a mark stays at 2^32 - 1, so keys
 // keep their node and failovers wait (never a regression).
+//
+// A mark is kept per level (docs/solana-routing.md "Monotonic reads per commitment"): on Solana
+// the level is the read's commitment (processed, confirmed, finalized), since a node's answers
+// at each run at their own slot; other chains use level 0 only.
 
 /** Why a key could not stay on its node, in counter order. */
 export const MONOTONIC_REASONS = ['down', 'drained', 'retry', 'returning', 'moved'] as const;
@@ -18,10 +22,12 @@ export const R_RETRY = 2;
 export const R_RETURNING = 3;
 export const R_MOVED = 4;
 
+/** Levels a mark is kept at (Solana's three commitments). */
+export const MARK_LEVELS = 3;
 const N_REASONS = MONOTONIC_REASONS.length;
 const SLOT = 0;
-const RETURNING = 1;
-const WAITS = 2;
+const RETURNING = MARK_LEVELS;
+const WAITS = RETURNING + 1;
 const REFUSALS = WAITS + N_REASONS;
 const WORDS = REFUSALS + N_REASONS;
 const MAX_SLOT = 0xffffffff;
@@ -49,14 +55,20 @@ export class NodeMark {
     return this.words.buffer as SharedArrayBuffer;
   }
 
-  /** Highest slot served; 0 while none. */
+  /** Highest slot served at any level; 0 while none. */
   get slot(): number {
-    return Atomics.load(this.words, SLOT);
+    const w = this.words;
+    return Math.max(Atomics.load(w, SLOT), Atomics.load(w, SLOT + 1), Atomics.load(w, SLOT + 2));
   }
 
-  /** Raises the mark to `slot` unless another thread already went higher (no lock, no allocation). */
-  raise(slot: number): void {
-    raiseWord(this.words, SLOT, slot > MAX_SLOT ? MAX_SLOT : slot);
+  /** Highest slot served at `level`; 0 while none. */
+  at(level: number): number {
+    return Atomics.load(this.words, SLOT + level);
+  }
+
+  /** Raises the mark at `level` to `slot` unless another thread already went higher (no lock, no allocation). */
+  raise(slot: number, level = 0): void {
+    raiseWord(this.words, SLOT + level, slot > MAX_SLOT ? MAX_SLOT : slot);
   }
 
   /**
@@ -67,7 +79,7 @@ export class NodeMark {
     if (buffer === this.words.buffer) return;
     const old = this.words;
     this.words = new Uint32Array(buffer);
-    this.raise(old[SLOT]!);
+    for (let l = 0; l < MARK_LEVELS; l++) this.raise(old[SLOT + l]!, l);
     if (old[RETURNING] !== 0) Atomics.store(this.words, RETURNING, 1);
     for (let i = WAITS; i < WORDS; i++) if (old[i]! > 0) Atomics.add(this.words, i, old[i]!);
   }

@@ -11,21 +11,34 @@
 // change. When a node is usable but behind, the answer is WAIT: the caller parks the call
 // until one catches up or the wait ends (7505). Keys whose first node is usable take the fast
 // path: one or two table reads, no allocation.
+//
+// Marks and known slots are per level (high-water.ts): a pick compares at the call's level only,
+// and a node's known slot at a level also counts its chain view there (Solana's slot at that
+// commitment, docs/solana-routing.md "Monotonic reads per commitment").
 
-import { R_DOWN, R_DRAINED, R_MOVED, R_RETRY, R_RETURNING, type NodeMark } from './high-water.js';
+import { MARK_LEVELS, R_DOWN, R_DRAINED, R_MOVED, R_RETRY, R_RETURNING, type NodeMark } from './high-water.js';
 import type { KeyMap } from './keymap.js';
 import { answersProbes, inTier, takesTraffic, usable, type NodeView } from './node-view.js';
 
 export interface MarkedNode extends NodeView {
   readonly mark: NodeMark;
+  /** The node's slot per level as the chain watch saw it (0 while unknown); absent: the probe's only. */
+  readonly chain?: { slot(level: number): number };
 }
 
 /** The key map before the last weight or node change, kept until every node caught up. */
 export interface PreviousMap<N extends MarkedNode> {
   readonly map: KeyMap;
   readonly nodes: readonly N[];
-  /** Each of those nodes' high-water mark at the change. */
+  /** Each of those nodes' high-water mark at the change, per level (node i, level l at i * MARK_LEVELS + l). */
   readonly floor: Float64Array;
+}
+
+/** The floor of a PreviousMap: `nodes`' marks now, at every level. */
+export function markFloor(nodes: readonly MarkedNode[]): Float64Array {
+  const f = new Float64Array(nodes.length * MARK_LEVELS);
+  for (let i = 0; i < nodes.length; i++) for (let l = 0; l < MARK_LEVELS; l++) f[i * MARK_LEVELS + l] = nodes[i]!.mark.at(l);
+  return f;
 }
 
 /** pick()'s answer when nodes are usable but none has caught up: park the call. */
@@ -38,9 +51,12 @@ function settled(n: MarkedNode): boolean {
   return !n.mark.returning;
 }
 
-function known(n: MarkedNode): number {
-  const hw = n.mark.slot;
-  return n.slot > hw ? n.slot : hw;
+/** The slot `n` is known to have reached at `level`: its probe's, its chain view's, or its own mark's. */
+export function knownAt(n: MarkedNode, level: number): number {
+  const hw = n.mark.at(level);
+  const c = n.chain === undefined ? 0 : n.chain.slot(level);
+  const k = n.slot > hw ? n.slot : hw;
+  return c > k ? c : k;
 }
 
 export class KeyedPicker<N extends MarkedNode> {
@@ -54,6 +70,7 @@ export class KeyedPicker<N extends MarkedNode> {
   private nodes: readonly N[] = NO_NODES;
   private tried = 0;
   private allowed: Uint8Array | null = null;
+  private level = 0;
 
   private readonly isAllowed = (i: number): boolean => this.allowed === null || this.allowed[i] === 1;
 
@@ -64,9 +81,10 @@ export class KeyedPicker<N extends MarkedNode> {
 
   private readonly lastResort = (i: number): boolean => this.isAllowed(i) && inTier(this.nodes[i]!, 'unhealthy', this.tried);
 
-  /** Node index for `slot`, -1 when none is left, or WAIT. `allowed`: label rule (null: any node). */
-  pick(map: KeyMap, nodes: readonly N[], slot: number, tried: number, allowed: Uint8Array | null, prev: PreviousMap<N> | null): number {
+  /** Node index for `slot`, -1 when none is left, or WAIT. `allowed`: label rule (null: any node); `level`: the call's mark level. */
+  pick(map: KeyMap, nodes: readonly N[], slot: number, tried: number, allowed: Uint8Array | null, prev: PreviousMap<N> | null, level = 0): number {
     this.nodes = nodes;
+    this.level = level;
     this.tried = tried;
     this.allowed = allowed;
     const first = allowed === null ? map.primary(slot) : map.pick(slot, this.isAllowed);
@@ -76,7 +94,7 @@ export class KeyedPicker<N extends MarkedNode> {
       // change kept the list (weights, drains); after a reload changed the node set, not.
       const p = allowed === null ? prev.map.primary(slot) : prev.nodes === nodes ? prev.map.pick(slot, this.isAllowed) : -1;
       // Moved by the change, to a node not yet known to be where the old one was.
-      if (p >= 0 && prev.nodes[p] !== nodes[first] && known(nodes[first]!) < prev.floor[p]!) moved = p;
+      if (p >= 0 && prev.nodes[p] !== nodes[first] && knownAt(nodes[first]!, level) < prev.floor[p * MARK_LEVELS + level]!) moved = p;
     }
     if (first >= 0 && moved < 0 && this.preferred(first)) return this.done(first);
     if (!this.monotonic) {
@@ -96,7 +114,8 @@ export class KeyedPicker<N extends MarkedNode> {
   private walk(map: KeyMap, slot: number, prev: PreviousMap<N> | null, moved: number): number {
     const nodes = this.nodes;
     const seq = map.sequence(slot);
-    let need = prev === null ? 0 : prev.floor[moved]!;
+    const level = this.level;
+    let need = prev === null ? 0 : prev.floor[moved * MARK_LEVELS + level]!;
     this.left = prev === null ? null : prev.nodes[moved]!;
     this.reason = R_MOVED;
     let best = -1;
@@ -105,7 +124,7 @@ export class KeyedPicker<N extends MarkedNode> {
       const n = nodes[i]!;
       const candidate = usable(n) && (n.bit & this.tried) === 0;
       if (candidate && settled(n)) {
-        const k = known(n);
+        const k = knownAt(n, level);
         if (k >= need) return i;
         if (k > best) best = k;
         continue;
@@ -116,14 +135,14 @@ export class KeyedPicker<N extends MarkedNode> {
         this.left = n;
         this.reason = (n.bit & this.tried) !== 0 ? R_RETRY : !takesTraffic(n) ? R_DRAINED : answersProbes(n) ? R_RETURNING : R_DOWN;
       }
-      const hw = n.mark.slot;
+      const hw = n.mark.at(level);
       if (hw > need) need = hw;
     }
     // Unhealthy nodes only when no usable one may catch up: waiting beats a node that fails.
     if (best < 0) {
       for (const i of seq) {
         if (!this.lastResort(i)) continue;
-        const k = known(nodes[i]!);
+        const k = knownAt(nodes[i]!, level);
         if (k >= need) return i;
         if (k > best) best = k;
       }

@@ -9,6 +9,7 @@
 // "not known yet".
 
 import { raiseWord } from '../routing/high-water.js';
+import { answersProbes, type NodeView } from '../routing/node-view.js';
 
 export const enum Commitment {
   Processed = 0,
@@ -120,4 +121,25 @@ export function commitmentOf(body: Uint8Array, start: number, end: number): numb
     if (k === n) return c;
   }
   return -1;
+}
+
+/**
+ * The freshest slot at each commitment (0 where none is known), over the nodes that answer
+ * probes (a down node's view stays where it stopped, ahead of nothing). Admin API and scrape
+ * time only: it allocates.
+ */
+export function freshestSlots(nodes: readonly (NodeView & { readonly chain?: ChainView })[]): number[] {
+  const best = [0, 0, 0];
+  for (const n of nodes) {
+    if (n.chain === undefined || !answersProbes(n)) continue;
+    for (let c = 0; c < 3; c++) best[c] = Math.max(best[c]!, n.chain.slot(c));
+  }
+  return best;
+}
+
+/** Slots `view` is behind `best` (freshestSlots) at commitment `c`; null while either is unknown. */
+export function lagAt(view: ChainView, best: readonly number[], c: number): number | null {
+  const s = view.slot(c);
+  const b = best[c]!;
+  return s === 0 || b === 0 ? null : Math.max(0, b - s);
 }

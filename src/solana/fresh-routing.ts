@@ -10,7 +10,7 @@
 
 import { Byte } from '../rpc/bytes.js';
 import { routable, type NodeView } from '../routing/node-view.js';
-import { skipWs } from '../rpc/json-bytes.js';
+import { skipValue, skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
 import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
@@ -26,11 +26,11 @@ export interface FreshNode extends NodeView {
 export interface FreshCall {
   readonly body: Buffer;
   readonly method: string;
-  /** 0: not read yet; 1: read (need/hash fields below are final). */
+  /** Bits of what was read from the body (READ_NEEDS: need/hash fields final; READ_COMMITMENT: needCommitment final). */
   freshRead: number;
   /** minContextSlot, -1 when none. */
   needSlot: number;
-  /** Its commitment (chain-view.ts Commitment). */
+  /** Its commitment (chain-view.ts Commitment): minContextSlot's, and the level of its monotonic reads. */
   needCommitment: number;
   /** The blockhash's slot (a processed slot the node must have reached); -1 none, -2 not known yet. */
   hashSlot: number;
@@ -78,8 +78,17 @@ export const FRESH_CAUSES = [
   'retried_on_archive',
 ] as const;
 
+/** FreshCall.freshRead bits. */
+const READ_NEEDS = 1;
+const READ_COMMITMENT = 2;
+
 const PARAMS_KEY = Buffer.from('"params"');
+const METHOD_KEY = Buffer.from('"method"');
+const SEND_METHOD = Buffer.from('"sendTransaction"');
 const MIN_CONTEXT_SLOT = Buffer.from('minContextSlot');
+const COMMITMENT_KEY = Buffer.from('"commitment"');
+const PROCESSED = Buffer.from('"processed"');
+const CONFIRMED = Buffer.from('"confirmed"');
 const span = new Int32Array(2);
 const fields = new SolanaFields();
 
@@ -109,7 +118,7 @@ export class FreshRouting {
    * nothing, or no node's chain is known, so there is nothing to go by).
    */
   excluded(nodes: readonly FreshNode[], call: FreshCall): number {
-    if (call.freshRead === 0) this.read(call);
+    if ((call.freshRead & READ_NEEDS) === 0) this.read(call);
     if (call.needSlot < 0 && call.hashSlot === -1) return 0;
     if (call.hashSlot === -2) {
       const s = this.book.slotOf(call.hash!, 0);
@@ -156,27 +165,39 @@ export class FreshRouting {
     return best;
   }
 
+  /**
+   * The call's commitment, the level its key's monotonic reads are kept at (docs/solana-routing.md
+   * "Monotonic reads per commitment"); Agave's default, finalized, when it names none.
+   */
+  commitment(call: FreshCall): number {
+    if ((call.freshRead & READ_COMMITMENT) !== 0) return call.needCommitment;
+    const body = call.body;
+    const start = skipWs(body, 0, body.length);
+    // A batch's level is found again each time (keyed batches only): needCommitment is its minContextSlot's.
+    if (body[start] === Byte.LBRACKET) return lowestNamed(body);
+    call.freshRead |= READ_COMMITMENT;
+    call.needCommitment = DEFAULT_COMMITMENT;
+    if (body.indexOf(COMMITMENT_KEY) >= 0) this.readOne(call, start);
+    return call.needCommitment;
+  }
+
   tally(cause: FreshCause): void {
     Atomics.add(this.counts, cause, 1);
   }
 
-  /** Reads what the call needs from its bytes, once. Batches (sub-batches) need nothing. */
+  /** Reads what the call needs from its bytes, once: only sends and calls that carry minContextSlot are scanned. */
   private read(call: FreshCall): void {
-    call.freshRead = 1;
+    call.freshRead |= READ_NEEDS;
     const body = call.body;
     const send = call.method === 'sendTransaction';
     if (!send && body.indexOf(MIN_CONTEXT_SLOT) < 0) return;
     const start = skipWs(body, 0, body.length);
-    if (body[start] !== Byte.LBRACE) return;
-    if (!memberSpan(body, start, body.length, PARAMS_KEY, span)) return;
-    readFields(call.method, body, span[0]!, span[1]!, fields);
-    if (fields.minContextSlot >= 0) {
-      call.needSlot = fields.minContextSlot;
-      call.needCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
-    }
+    if (body[start] === Byte.LBRACKET) return readBatch(call, start);
+    if (!this.readOne(call, start)) return;
+    if (fields.minContextSlot >= 0) call.needSlot = fields.minContextSlot;
     if (!send || fields.txStart < 0) return;
     // Preflight checks the blockhash against the bank at preflightCommitment (Agave's default: finalized).
-    call.hashCommitment = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
+    call.hashCommitment = call.needCommitment;
     if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) !== TxRead.Ok) return;
     const s = this.book.slotOf(lastBlockhash, 0);
     if (s >= 0) call.hashSlot = s;
@@ -185,4 +206,53 @@ export class FreshRouting {
       call.hash = lastBlockhash.slice();
     }
   }
+
+  /** Reads a single call's params into `fields` and its commitment into the call; false when it has none to read. */
+  private readOne(call: FreshCall, start: number): boolean {
+    const body = call.body;
+    call.freshRead |= READ_COMMITMENT;
+    call.needCommitment = DEFAULT_COMMITMENT;
+    if (body[start] !== Byte.LBRACE || !memberSpan(body, start, body.length, PARAMS_KEY, span)) return false;
+    readFields(call.method, body, span[0]!, span[1]!, fields);
+    if (fields.commitment >= 0) call.needCommitment = fields.commitment;
+    return true;
+  }
+}
+
+/**
+ * A (sub-)batch that carries minContextSlot (docs/solana-routing.md "minContextSlot routing"):
+ * it needs the highest minContextSlot among its calls, at that call's commitment (the higher
+ * commitment on a tie), so the one node it goes to reached it.
+ */
+function readBatch(call: FreshCall, start: number): void {
+  const body = call.body;
+  const end = body.length;
+  let i = skipWs(body, start + 1, end);
+  while (i < end && body[i] !== Byte.RBRACKET) {
+    const e = skipValue(body, i, end);
+    if (e < 0) return;
+    if (body[i] === Byte.LBRACE) {
+      const send =
+        memberSpan(body, i, e, METHOD_KEY, span) &&
+        span[1]! - span[0]! === SEND_METHOD.length &&
+        body.compare(SEND_METHOD, 0, SEND_METHOD.length, span[0]!, span[1]!) === 0;
+      if (memberSpan(body, i, e, PARAMS_KEY, span)) {
+        readFields(send ? 'sendTransaction' : '', body, span[0]!, span[1]!, fields);
+        const s = fields.minContextSlot;
+        const c = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
+        if (s > call.needSlot || (s === call.needSlot && s >= 0 && c > call.needCommitment)) {
+          call.needSlot = s;
+          call.needCommitment = c;
+        }
+      }
+    }
+    i = skipWs(body, e, end);
+    if (body[i] !== Byte.COMMA) return;
+    i = skipWs(body, i + 1, end);
+  }
+}
+
+/** A (sub-)batch's monotonic level: the lowest commitment it names, so that none of its calls goes back. */
+function lowestNamed(body: Buffer): number {
+  return body.indexOf(PROCESSED) >= 0 ? Commitment.Processed : body.indexOf(CONFIRMED) >= 0 ? Commitment.Confirmed : DEFAULT_COMMITMENT;
 }

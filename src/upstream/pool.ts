@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { Errors } from '../errors.js';
 import { answerSlot } from '../routing/answer-slot.js';
-import { KeyedPicker, WAIT, type PreviousMap } from '../routing/keyed-pick.js';
+import { KeyedPicker, knownAt, markFloor, WAIT, type PreviousMap } from '../routing/keyed-pick.js';
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, routable, usable } from '../routing/node-view.js';
@@ -146,7 +146,7 @@ export class NodePool implements Router {
    * a node that has not caught up with the nodes the key leaves is not chosen (WAIT).
    */
   private keyed(call: RouteRequest, tried: number, allowed: Uint8Array | null): UpstreamNode | null {
-    const i = this.picker.pick(this.keyMap, this.mapNodes, call.slot, tried, allowed, this.previous);
+    const i = this.picker.pick(this.keyMap, this.mapNodes, call.slot, tried, allowed, this.previous, this.picker.monotonic ? this.levelOf(call) : 0);
     if (i === WAIT) this.waiting = true;
     return i < 0 ? null : this.mapNodes[i]!;
   }
@@ -187,30 +187,31 @@ export class NodePool implements Router {
     return true;
   }
 
-  /**
-   * A keyed call's answer raises its node's high-water mark (no parse: answer-slot.ts). When
-   * the call also went to other nodes (a retry, a hedge, a broadcast), the key was just given
-   * this answer's slot by a node it may go back from: each of those not known to be at that
-   * slot is returning, like a node back from being down. An answer without a slot (a
-   * sendTransaction signature) gave the key nothing to go back from: it marks no node (every
-   * broadcast used to mark the nodes that lost the race, so the next calls of every key on
-   * them waited for a probe round).
-   */
   /** A node's error answer that another node may not give: true when the call goes on (answer-retry.ts). */
   retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
     return this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body);
   }
 
+  /**
+   * A keyed call's answer raises its node's high-water mark at the call's level (no parse:
+   * answer-slot.ts). When the call also went to other nodes (a retry, a hedge, a broadcast),
+   * each of those not known to be at that slot is returning, like a node back from being down.
+   * An answer without a slot (a sendTransaction signature) gave the key nothing to go back from.
+   */
   answered(call: UpstreamCall): void {
     if (this.fresh !== null && call.method === 'getLatestBlockhash') learnBlockhash(call.response!, this.fresh.book);
     if (call.slot < 0 || !this.picker.monotonic) return;
     const node = call.node!;
     const s = answerSlot(call.response!, call.method === 'getSlot');
     if (s <= 0) return;
-    node.mark.raise(s);
-    if (call.attempts > 1) {
-      for (const n of this.nodes) if (n !== node && (n.bit & call.tried) !== 0 && n.slot < s && n.mark.slot < s) n.mark.setReturning(true);
-    }
+    const level = this.levelOf(call);
+    node.mark.raise(s, level);
+    if (call.attempts > 1) for (const n of this.nodes) if (n !== node && (n.bit & call.tried) !== 0 && knownAt(n, level) < s) n.mark.setReturning(true);
+  }
+
+  /** The level a keyed call's monotonic reads are kept at: its commitment on Solana (docs/solana-routing.md), else 0. */
+  private levelOf(call: RouteRequest): number {
+    return this.fresh === null || (call as Partial<FreshCall>).freshRead === undefined ? 0 : this.fresh.commitment(call as RouteRequest & FreshCall);
   }
 
   /**
@@ -312,7 +313,7 @@ export class NodePool implements Router {
     const nodes = this.mapNodes;
     this.rebuildKeyMap();
     // Keys the change moves leave their old node only for one that caught up with it.
-    if (this.picker.monotonic) this.previous = { map, nodes, floor: Float64Array.from(nodes, (n) => n.mark.slot) };
+    if (this.picker.monotonic) this.previous = { map, nodes, floor: markFloor(nodes) };
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.archiveBits = archiveBitsOf(this.nodes);
     if (this.probes && this.hasher !== null) this.syncWatches();

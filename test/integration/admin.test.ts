@@ -171,6 +171,7 @@ t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {
       Object.keys(n).sort(),
       [
         'chain',
+        'chainLag',
         'drained',
         'ewmaMs',
         'failures',

@@ -125,7 +125,8 @@ t.test('with two data-plane workers: shared chain views, counters in /metrics, v
   });
   t.teardown(() => h.close());
   const auth = { authorization: `Bearer ${ADMIN}` };
-  const nodes = async (): Promise<{ id: string; chain: { processed: number | null; confirmed: number | null; finalized: number | null } }[]> =>
+  type Slots = { processed: number | null; confirmed: number | null; finalized: number | null };
+  const nodes = async (): Promise<{ id: string; chain: Slots; chainLag: Slots }[]> =>
     (await (await fetch(h.gw.admin!.url + '/admin/nodes', { headers: auth })).json()) as never;
   await eventually('chain views in /admin/nodes', async () =>
     (await nodes()).every((n) => n.chain.processed !== null && n.chain.confirmed !== null && n.chain.finalized !== null),
@@ -139,6 +140,16 @@ t.test('with two data-plane workers: shared chain views, counters in /metrics, v
   }
   const metrics = await (await fetch(h.gw.admin!.url + '/metrics', { headers: auth })).text();
   t.match(metrics, /jumpgate_node_commitment_slot\{node="n0",commitment="confirmed"\} [1-9]/);
+  // Lag per commitment: n1 is 10 slots behind and n2 20 at each (a slot or two of watch delay either way).
+  const near = (v: number | null, want: number): boolean => v !== null && Math.abs(v - want) <= 3;
+  await eventually('lag per commitment in /admin/nodes', async () => {
+    const lags = Object.fromEntries((await nodes()).map((n) => [n.id, n.chainLag]));
+    return (['processed', 'confirmed', 'finalized'] as const).every((c) => near(lags.n0![c], 0) && near(lags.n1![c], 10) && near(lags.n2![c], 20));
+  });
+  for (const c of ['processed', 'confirmed', 'finalized']) {
+    const lag = new RegExp(`jumpgate_node_commitment_lag_slots\\{node="n2",commitment="${c}"\\} (\\d+)`).exec(metrics);
+    t.ok(lag !== null && near(Number(lag[1]), 20), `n2's ${c} lag in /metrics (${lag?.[1]})`);
+  }
   const routed = /jumpgate_fresh_routing_total\{cause="routed_by_context_slot"\} (\d+)/.exec(metrics);
   t.ok(routed !== null && Number(routed[1]) >= 12, 'counted over both workers');
 });

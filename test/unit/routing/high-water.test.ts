@@ -63,3 +63,19 @@ t.test('threads raising one mark at once: the highest wins', async (t) => {
   await Promise.all(runs);
   t.equal(mark.slot, 2000 + 199999, 'no raise was lost to another');
 });
+
+t.test('a mark per level: each rises on its own, attach carries every level', async (t) => {
+  const m = new NodeMark();
+  m.raise(300, 0);
+  m.raise(200, 2);
+  t.equal(m.at(0), 300);
+  t.equal(m.at(1), 0, 'a level nothing was served at stays at 0');
+  t.equal(m.at(2), 200);
+  t.equal(m.slot, 300, 'slot: the highest over the levels');
+  m.raise(250, 2);
+  t.equal(m.at(0), 300, 'a raise at one level leaves the others');
+  const shared = new NodeMark();
+  shared.raise(100, 1);
+  m.attach(shared.buffer);
+  t.same([shared.at(0), shared.at(1), shared.at(2)], [300, 100, 250]);
+});

@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { NodeMark } from '../../../src/routing/high-water.js';
-import { KeyedPicker, WAIT, type MarkedNode, type PreviousMap } from '../../../src/routing/keyed-pick.js';
+import { KeyedPicker, markFloor, WAIT, type MarkedNode, type PreviousMap } from '../../../src/routing/keyed-pick.js';
 import { KeyMap } from '../../../src/routing/keymap.js';
 import type { NodeStateName } from '../../../src/routing/node-view.js';
 
@@ -113,9 +113,8 @@ t.test('a weight change: the moved key leaves its old node only for one at its o
     }
   }
   t.ok(s >= 0, 'found a moved slot');
-  const prev: PreviousMap<TestNode> = { map: oldMap, nodes: before, floor: Float64Array.from(before, () => 0) };
   before[old]!.mark.raise(1500);
-  prev.floor[old] = 1500;
+  const prev: PreviousMap<TestNode> = { map: oldMap, nodes: before, floor: markFloor(before) };
   const p = new KeyedPicker<TestNode>();
   t.equal(p.pick(newMap, after, s, 0, null, prev), old, 'the new node is behind: the key stays on its old node');
   after[2]!.slot = 1500;
@@ -133,7 +132,7 @@ t.test('a weight change under a label rule: the moved key waits for the new node
   let s = 0;
   while (!(firstAllowed(oldMap, s) === 1 && firstAllowed(newMap, s) === 2)) s++;
   ns[1]!.mark.raise(2000);
-  const prev: PreviousMap<TestNode> = { map: oldMap, nodes: ns, floor: Float64Array.from(ns, (n) => n.mark.slot) };
+  const prev: PreviousMap<TestNode> = { map: oldMap, nodes: ns, floor: markFloor(ns) };
   const p = new KeyedPicker<TestNode>();
   t.equal(p.pick(newMap, ns, s, 0, allowed, prev), 1, 'stays on n1 while n2 is behind its mark');
   ns[2]!.slot = 2000;
@@ -149,4 +148,25 @@ t.test('labels: only allowed nodes, in the slot order', async (t) => {
   t.equal(p.pick(map, ns, s, 0, allowed, null), 1);
   ns[0]!.mark.raise(9999);
   t.equal(p.pick(map, ns, s, 0, allowed, null), 1, "a node outside the rule never served the key's routed calls: its mark does not count");
+});
+
+t.test('per level: a failover compares the marks and chain views at the call level only', async (t) => {
+  const ns = nodes(2);
+  // n1's chain view: processed 1050, confirmed 1040, finalized 1010 (its probe, finalized, said 1000).
+  const views = [0, 0, 0, 1050, 1040, 1010];
+  for (const [i, n] of ns.entries()) (n as { chain?: MarkedNode['chain'] }).chain = { slot: (l: number) => views[i * 3 + l]! };
+  const map = new KeyMap(ns);
+  const p = new KeyedPicker<TestNode>();
+  const s = slotWith(map, 0, 1);
+  ns[0]!.mark.raise(1100, 0);
+  ns[0]!.mark.raise(1045, 1);
+  ns[0]!.mark.raise(1005, 2);
+  ns[0]!.state = 'unhealthy';
+  t.equal(p.pick(map, ns, s, 0, null, null, 2), 1, "finalized: n1's finalized 1010 reached the key's 1005");
+  t.equal(p.pick(map, ns, s, 0, null, null, 1), WAIT, "confirmed: n1's 1040 is behind the key's 1045");
+  t.equal(p.need, 1045);
+  t.equal(p.pick(map, ns, s, 0, null, null, 0), WAIT, "processed: n1's 1050 is behind the key's 1100");
+  t.equal(p.need, 1100, 'the need is the mark at that level, not another');
+  views[4] = 1045;
+  t.equal(p.pick(map, ns, s, 0, null, null, 1), 1, 'confirmed once its chain view reached the mark');
 });

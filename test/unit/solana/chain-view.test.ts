@@ -2,7 +2,7 @@ import t from 'tap';
 import { Worker } from 'node:worker_threads';
 import { Keypair } from '@solana/web3.js';
 import { BlockhashBook } from '../../../src/solana/blockhash-book.js';
-import { ChainView, Commitment, commitmentOf } from '../../../src/solana/chain-view.js';
+import { ChainView, Commitment, commitmentOf, freshestSlots, lagAt } from '../../../src/solana/chain-view.js';
 
 t.test('chain view: commitments only rise, a higher commitment raises the lower ones', async (t) => {
   const v = new ChainView();
@@ -83,4 +83,34 @@ t.test('blockhash book and chain view are shared across threads', async (t) => {
   await w.terminate();
   t.equal(book.slotOf(hash, 0), 4242);
   t.equal(view.slot(Commitment.Processed), 777);
+});
+
+t.test('lag per commitment: behind the freshest node that answers probes, null while unknown', async (t) => {
+  const node = (id: string, state: 'healthy' | 'unhealthy', p: number, c: number, f: number) => {
+    const chain = new ChainView();
+    if (p > 0) chain.raise(Commitment.Processed, p);
+    if (c > 0) chain.raise(Commitment.Confirmed, c);
+    if (f > 0) chain.raise(Commitment.Finalized, f);
+    return { id, bit: 1, state, drained: false, weight: 1, slot: f, ewmaMs: 1, inflight: 0, chain };
+  };
+  const a = node('a', 'healthy', 1000, 999, 968);
+  const b = node('b', 'healthy', 990, 995, 970);
+  const down = node('down', 'unhealthy', 5000, 5000, 5000);
+  const unknown = node('u', 'healthy', 0, 0, 0);
+  const best = freshestSlots([a, b, down, unknown]);
+  t.same(best, [1000, 999, 970], "each commitment's freshest on its own; the down node's frozen view counts for none");
+  t.same(
+    [0, 1, 2].map((c) => lagAt(a.chain, best, c)),
+    [0, 0, 2],
+  );
+  t.same(
+    [0, 1, 2].map((c) => lagAt(b.chain, best, c)),
+    [5, 4, 0],
+    'b: its confirmed 995 raised its processed too',
+  );
+  t.same(
+    [0, 1, 2].map((c) => lagAt(unknown.chain, best, c)),
+    [null, null, null],
+  );
+  t.same(freshestSlots([unknown]), [0, 0, 0]);
 });

@@ -1,0 +1,322 @@
+// Fresh-state routing side by side (docs/solana-routing.md; docs/benchmarks.md "Freshness:
+// minContextSlot reads and fresh-blockhash sends"): three simulated nodes of one cluster at 0,
+// 30 and 120 slots of lag. Clients read getBalance with
+// minContextSlot equal to the processed slot they last saw from the freshest node, and send real
+// signed transfers over a blockhash taken from the freshest node (preflight at confirmed). The
+// same load goes direct to a random node, through jumpgate (default routing, and key affinity)
+// and through nginx round-robin; per path: the -32016 and BlockhashNotFound answers clients see
+// per 10,000 calls, p50/p99 latency added over direct, and the proxy's CPU per request.
+// Run: npm run bench -- freshness [--quick]
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { signerFromSeed, transferTx, type Signer } from '../src/tools/sim/wire.js';
+import { peerMissing, startNginx } from './peers.js';
+import { freePort, proc, startGatewayProc, waitFor, type Proc } from './procs.js';
+
+const TOKEN = 'bench-token-freshness-0123456789';
+const ADMIN_TOKEN = 'bench-admin-freshness-0123456789';
+/** jumpgate_fresh_routing_total causes shown per jumpgate row. */
+const CAUSES = ['waited_context_slot', 'waited_blockhash', 'sent_to_freshest'] as const;
+const LAGS = [0, 30, 120];
+const CLIENTS = 16;
+/** One call in SEND_EVERY is a sendTransaction, the others reads. */
+const SEND_EVERY = 5;
+/** Transfers signed per refresh of the freshest blockhash (every 100 ms): more than the sends in that time. */
+const SIGN_BATCH = 150;
+
+export interface FreshnessRow {
+  target: string;
+  skipped: string | null;
+  calls: number;
+  reads: number;
+  sends: number;
+  /** Client-visible -32016 (minContextSlot not reached) and BlockhashNotFound per 10,000 calls. */
+  minContextPer10k: number;
+  blockhashNotFoundPer10k: number;
+  /** Other errors (any code, or a failed request). */
+  otherErrors: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Over the direct row; null on the direct row itself. */
+  addedP50Ms: number | null;
+  addedP99Ms: number | null;
+  /** The proxy's CPU per call, in µs (null direct). */
+  cpuUsPerCall: number | null;
+  /** The same less what the proxy spends idle (jumpgate's chain watch and probes), per call. */
+  cpuUsPerCallOverIdle: number | null;
+  /** jumpgate: calls that waited for a node (or the blockhash book) to catch up, and went to the freshest node after the wait. */
+  fresh: Record<(typeof CAUSES)[number], number> | null;
+}
+
+export interface FreshnessResult {
+  lags: number[];
+  secondsPerPath: number;
+  clients: number;
+  rows: FreshnessRow[];
+}
+
+function pct(sorted: Float64Array, p: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<any> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return ((await res.json()) as { result?: unknown }).result;
+}
+
+/** The three nodes, one cluster in one process (a transfer sent to any lands for all). */
+async function startCluster(): Promise<{ proc: Proc; urls: string[] }> {
+  const cli = new URL('../src/cli/main.js', import.meta.url).pathname;
+  const child = spawn(process.execPath, [cli, 'sim', '--port', '0', '--nodes', '3', '--id', 'n', '--lag', LAGS.join(',')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  await waitFor(child, /nodes of one cluster/, 'sim cluster');
+  const urls = [...out.matchAll(/sim node \S+ listening on (\S+)/g)].map((m) => m[1]!);
+  if (urls.length !== 3) throw new Error(`sim cluster printed ${urls.length} node URLs: ${out}`);
+  return { proc: proc(child), urls };
+}
+
+/** What the clients go by: the freshest node's processed slot, and transfers signed over its newest blockhash. */
+class Freshest {
+  slot = 0;
+  private txs: string[] = [];
+  private amount = 1;
+  private timer: NodeJS.Timeout | null = null;
+  private signing = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly payer: Signer,
+    private readonly to: Signer,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), 100);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+  }
+
+  /** A transfer signed over the newest blockhash (each once: distinct amounts). */
+  next(): string | null {
+    return this.txs.pop() ?? null;
+  }
+
+  private async refresh(): Promise<void> {
+    const slot = (await rpc(this.url, 'getSlot', [{ commitment: 'processed' }])) as number;
+    if (slot > this.slot) this.slot = slot;
+    if (this.signing) return;
+    this.signing = true;
+    try {
+      const latest = (await rpc(this.url, 'getLatestBlockhash', [{ commitment: 'confirmed' }])) as { value: { blockhash: string } };
+      // node:crypto's ed25519 (~50 µs a signature): real transfers, distinct amounts, each sent once.
+      const batch: string[] = [];
+      for (let i = 0; i < SIGN_BATCH; i++) batch.push(transferTx(this.payer, this.to.pubkey, BigInt(this.amount++), latest.value.blockhash).toString('base64'));
+      this.txs = batch;
+    } finally {
+      this.signing = false;
+    }
+  }
+}
+
+/** jumpgate's fresh-routing counters now (docs/solana-routing.md "Counters"). */
+async function freshCounts(adminUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const out: Record<string, number> = {};
+  for (const c of CAUSES) out[c] = Number(new RegExp(`jumpgate_fresh_routing_total\\{cause="${c}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return out;
+}
+
+interface Target {
+  name: string;
+  /** The URL of each call (a random node for the direct path). */
+  url: () => string;
+  headers: (client: number) => Record<string, string>;
+  proc: Proc | null;
+  /** jumpgate's admin URL (its fresh-routing counters); null for the others. */
+  admin: string | null;
+}
+
+async function measure(
+  target: Target,
+  fresh: Freshest,
+  ms: number,
+  account: string,
+  idleCpuPerSecond: number,
+): Promise<Omit<FreshnessRow, 'addedP50Ms' | 'addedP99Ms'>> {
+  const counts0 = target.admin === null ? null : await freshCounts(target.admin);
+  const latencies: number[] = [];
+  const row = { target: target.name, skipped: null, calls: 0, reads: 0, sends: 0, minContext: 0, blockhash: 0, otherErrors: 0 };
+  const cpu0 = target.proc?.cpuSeconds() ?? 0;
+  const start = performance.now();
+  const end = start + ms;
+  const client = async (c: number): Promise<void> => {
+    for (let n = c; performance.now() < end; n++) {
+      const tx = n % SEND_EVERY === 0 ? fresh.next() : null;
+      const body =
+        tx !== null
+          ? `{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["${tx}",{"encoding":"base64","preflightCommitment":"confirmed"}]}`
+          : `{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["${account}",{"commitment":"processed","minContextSlot":${fresh.slot}}]}`;
+      const t0 = performance.now();
+      try {
+        const res = await fetch(target.url(), { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers(c) }, body });
+        const text = await res.text();
+        latencies.push(performance.now() - t0);
+        row.calls++;
+        if (tx !== null) row.sends++;
+        else row.reads++;
+        if (!text.includes('"error"')) continue;
+        if (text.includes('"code":-32016')) row.minContext++;
+        else if (text.includes('BlockhashNotFound')) row.blockhash++;
+        else row.otherErrors++;
+      } catch {
+        row.otherErrors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+  const cpu = (target.proc?.cpuSeconds() ?? 0) - cpu0;
+  const idle = (idleCpuPerSecond * (performance.now() - start)) / 1000;
+  const counts1 = target.admin === null ? null : await freshCounts(target.admin);
+  const routed = counts0 === null ? null : (Object.fromEntries(CAUSES.map((c) => [c, counts1![c]! - counts0[c]!])) as FreshnessRow['fresh']);
+  const sorted = Float64Array.from(latencies).sort();
+  const per10k = (k: number): number => (row.calls === 0 ? 0 : Math.round((k / row.calls) * 10_000 * 10) / 10);
+  return {
+    target: row.target,
+    skipped: null,
+    calls: row.calls,
+    reads: row.reads,
+    sends: row.sends,
+    minContextPer10k: per10k(row.minContext),
+    blockhashNotFoundPer10k: per10k(row.blockhash),
+    otherErrors: row.otherErrors,
+    p50Ms: pct(sorted, 50),
+    p99Ms: pct(sorted, 99),
+    cpuUsPerCall: target.proc === null || row.calls === 0 ? null : Math.round((cpu / row.calls) * 1e6 * 10) / 10,
+    cpuUsPerCallOverIdle: target.proc === null || row.calls === 0 ? null : Math.round((Math.max(0, cpu - idle) / row.calls) * 1e6 * 10) / 10,
+    fresh: routed,
+  };
+}
+
+function skippedRow(target: string, why: string): FreshnessRow {
+  return {
+    target,
+    skipped: why,
+    calls: 0,
+    reads: 0,
+    sends: 0,
+    minContextPer10k: 0,
+    blockhashNotFoundPer10k: 0,
+    otherErrors: 0,
+    p50Ms: 0,
+    p99Ms: 0,
+    addedP50Ms: null,
+    addedP99Ms: null,
+    cpuUsPerCall: null,
+    cpuUsPerCallOverIdle: null,
+    fresh: null,
+  };
+}
+
+export async function runFreshness(o: { quick: boolean; log: (s: string) => void }): Promise<FreshnessResult> {
+  const ms = o.quick ? 3000 : 20_000;
+  const cluster = await startCluster();
+  const stops: (() => Promise<void>)[] = [() => cluster.proc.stop()];
+  try {
+    const [payer, to] = [signerFromSeed(randomBytes(32)), signerFromSeed(randomBytes(32))];
+    const n0 = cluster.urls[0]!;
+    // Funded at the tip; preflight simulates against the cluster's newest state, so every node can.
+    for (const k of [payer, to]) await rpc(n0, 'requestAirdrop', [k.address, 1_000_000_000_000]);
+    for (let i = 0; i < 100 && ((await rpc(n0, 'getBalance', [payer.address, { commitment: 'processed' }])) as { value: number }).value === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const fresh = new Freshest(n0, payer, to);
+    await fresh.start();
+    stops.push(async () => fresh.stop());
+    const nodes = cluster.urls.map((url, i) => ({ id: `n${i}`, url }));
+    const adminPort = await freePort();
+    const gw = await startGatewayProc(
+      nodes,
+      TOKEN,
+      `admin: { port: ${adminPort}, token: ${ADMIN_TOKEN} }\nhealth: { intervalMs: 400, chainWatch: true }\naffinity: { keyRate: 1000000, keyBurst: 1000000 }`,
+    );
+    const admin = `http://127.0.0.1:${adminPort}`;
+    stops.push(() => gw.stop());
+    // The chain watch's first views (a few polls and the slot streams), then what the gateway spends idle.
+    await new Promise((r) => setTimeout(r, 500));
+    const idleCpu0 = gw.cpuSeconds();
+    await new Promise((r) => setTimeout(r, 1000));
+    const gwIdleCpuPerSecond = gw.cpuSeconds() - idleCpu0;
+    const gwUrl = `${gw.url}/api-token/${TOKEN}`;
+    const none = (): Record<string, string> => ({});
+    const targets: (Target | FreshnessRow)[] = [
+      { name: 'direct to a random node', url: () => cluster.urls[Math.floor(Math.random() * 3)]!, headers: none, proc: null, admin: null },
+      { name: 'jumpgate, default routing', url: () => gwUrl, headers: none, proc: gw, admin },
+      {
+        name: 'jumpgate, key affinity',
+        url: () => gwUrl,
+        headers: (c) => ({ 'x-service-affinity': 'key', 'x-service-affinity-key': `client-${c}` }),
+        proc: gw,
+        admin,
+      },
+    ];
+    const missing = await peerMissing('nginx');
+    if (missing !== null) targets.push(skippedRow('nginx round-robin', missing));
+    else {
+      const nginx = await startNginx(cluster.urls);
+      stops.push(() => nginx.stop());
+      targets.push({ name: 'nginx round-robin', url: () => nginx.url, headers: none, proc: nginx, admin: null });
+    }
+    const rows: FreshnessRow[] = [];
+    for (const t of targets) {
+      if ('skipped' in t) {
+        rows.push(t);
+        continue;
+      }
+      o.log(`[freshness] ${t.name}…`);
+      const idle = t.proc === gw ? gwIdleCpuPerSecond : 0;
+      // Connections opened and code warmed before the measured window.
+      await measure(t, fresh, o.quick ? 500 : 2000, payer.address, idle);
+      const r = await measure(t, fresh, ms, payer.address, idle);
+      const direct = rows[0];
+      rows.push({
+        ...r,
+        addedP50Ms: direct === undefined ? null : r.p50Ms - direct.p50Ms,
+        addedP99Ms: direct === undefined ? null : r.p99Ms - direct.p99Ms,
+      });
+    }
+    return { lags: LAGS, secondsPerPath: ms / 1000, clients: CLIENTS, rows };
+  } finally {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  }
+}
+
+const f2 = (x: number | null): string => (x === null ? '–' : x.toFixed(2));
+
+export function freshnessTable(r: FreshnessResult): string {
+  const lines = [
+    `**Freshness: nodes at ${r.lags.join(', ')} slots of lag, ${r.clients} clients, ${r.secondsPerPath} s per path; reads with minContextSlot = the freshest node's last slot, transfers over its newest blockhash (1 call in ${SEND_EVERY})**`,
+    '',
+    '| path | calls (sends) | -32016 per 10k | BlockhashNotFound per 10k | other errors | p50 ms | p99 ms | added p50 | added p99 | CPU µs/call | over idle | waited: slot / blockhash, then freshest |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const x of r.rows) {
+    if (x.skipped !== null) {
+      lines.push(`| ${x.target} | skipped: ${x.skipped} | | | | | | | | | | |`);
+      continue;
+    }
+    lines.push(
+      `| ${x.target} | ${x.calls} (${x.sends}) | ${x.minContextPer10k} | ${x.blockhashNotFoundPer10k} | ${x.otherErrors} | ${f2(x.p50Ms)} | ${f2(x.p99Ms)} | ${f2(x.addedP50Ms)} | ${f2(x.addedP99Ms)} | ${x.cpuUsPerCall ?? '–'} | ${x.cpuUsPerCallOverIdle ?? '–'} | ${x.fresh === null ? '–' : `${x.fresh.waited_context_slot} / ${x.fresh.waited_blockhash}, ${x.fresh.sent_to_freshest}`} |`,
+    );
+  }
+  return lines.join('\n');
+}
