@@ -52,6 +52,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     ejectBackoffMs: 1000,
     ejectBackoffMaxMs: 30000,
     chainWatch: true,
+    chainPollMs: 100,
   },
   grpc: {
     host: '127.0.0.1',

@@ -295,6 +295,10 @@ export const ConfigSchema = obj({
     ejectAfterFailures: int(1),
     ejectBackoffMs: int(1),
     ejectBackoffMaxMs: int(1),
+    chainPollMs: int(20, 10_000).meta({
+      description:
+        'Solana: how often the chain watch asks each node its confirmed slot and latest blockhash (the slot stream gives processed and finalized); sends wait on it (docs/solana-routing.md "Chain view")',
+    }),
     chainWatch: z.boolean(expected('true or false')).meta({
       description:
         'Solana: follow each node\'s chain view (a slot stream and per-slot polls) for minContextSlot and blockhash-aware routing (docs/solana-routing.md "Chain view")',

@@ -5,7 +5,6 @@
 import { answerSlot } from '../routing/answer-slot.js';
 import { routable } from '../routing/node-view.js';
 import { classOf, errorCodeOf, ErrorClass, isBlockhashNotFound, numSlotsBehindOf } from '../solana/agave-errors.js';
-import type { BlockhashBook } from '../solana/blockhash-book.js';
 import { FreshCause, type FreshRouting } from '../solana/fresh-routing.js';
 import type { UpstreamCall } from './call.js';
 import type { UpstreamNode } from './node.js';
@@ -19,14 +18,23 @@ export function archiveBitsOf(nodes: readonly UpstreamNode[]): number {
   return bits;
 }
 
-/** A getLatestBlockhash answer passing through teaches the book its blockhash (context slot as an upper bound). */
-export function learnBlockhash(body: Buffer, book: BlockhashBook): void {
+/**
+ * A getLatestBlockhash answer passing through teaches the book its blockhash (context slot as
+ * an upper bound), and the node's chain view that it reached that slot at the call's commitment
+ * (Agave answers from the bank at that commitment): a send signed over it may go to that node at
+ * once, without waiting for the chain watch's next poll. Returns the context slot, 0 without one.
+ */
+export function learnBlockhash(call: UpstreamCall, node: UpstreamNode, fresh: FreshRouting): number {
+  const body = call.response!;
   const at = body.indexOf(BLOCKHASH_KEY);
-  if (at < 0) return;
+  if (at < 0) return 0;
   const start = at + BLOCKHASH_KEY.length;
   const end = body.indexOf(0x22, start);
   const slot = answerSlot(body, false);
-  if (end > start && slot > 0) book.learnBase58(body, start, end, slot);
+  if (end <= start || slot <= 0) return 0;
+  fresh.book.learnBase58(body, start, end, slot);
+  node.chain.raise(fresh.commitment(call), slot);
+  return slot;
 }
 
 /**

@@ -61,9 +61,17 @@ export class NodeChainWatch {
 
   start(): void {
     if (this.opts.stream) this.openStream();
-    this.timer = setInterval(() => void this.poll(), this.opts.pollMs);
-    this.timer.unref();
+    this.retime(this.opts.pollMs);
     void this.poll();
+  }
+
+  /** Polls every `pollMs` from now on (a reload changed health.chainPollMs). */
+  retime(pollMs: number): void {
+    if (this.stopped) return;
+    this.opts.pollMs = pollMs;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = setInterval(() => void this.poll(), pollMs);
+    this.timer.unref();
   }
 
   stop(): void {
@@ -172,25 +180,29 @@ export class NodeChainWatch {
   }
 }
 
-/** The chain watch's poll period: about one Solana slot. */
-const CHAIN_POLL_MS = 400;
+/** The chain watch's default poll period (health.chainPollMs): a quarter of a Solana slot. */
+const CHAIN_POLL_MS = 100;
 
 /** One watch per node of a Solana pool, kept in step with the node set (the control plane's, or an inline gateway's). */
 export class ChainWatches {
   private readonly watches = new Map<UpstreamNode, NodeChainWatch>();
+  private pollMs = CHAIN_POLL_MS;
 
   constructor(private readonly log: Logger) {}
 
-  /** Watches exactly `nodes` (none: every watch stops). */
-  sync(nodes: readonly UpstreamNode[], book: BlockhashBook, timeoutMs: number): void {
+  /** Watches exactly `nodes` (none: every watch stops), polling each every `opts.chainPollMs`. */
+  sync(nodes: readonly UpstreamNode[], book: BlockhashBook, opts: { timeoutMs: number; chainPollMs?: number }): void {
+    const pollMs = opts.chainPollMs ?? CHAIN_POLL_MS;
     for (const [n, w] of this.watches) {
-      if (nodes.includes(n)) continue;
-      w.stop();
-      this.watches.delete(n);
+      if (!nodes.includes(n)) {
+        w.stop();
+        this.watches.delete(n);
+      } else if (pollMs !== this.pollMs) w.retime(pollMs);
     }
+    this.pollMs = pollMs;
     for (const n of nodes) {
       if (this.watches.has(n)) continue;
-      const w = new NodeChainWatch(n, n.chain, book, { pollMs: CHAIN_POLL_MS, timeoutMs, stream: true }, this.log);
+      const w = new NodeChainWatch(n, n.chain, book, { pollMs, timeoutMs: opts.timeoutMs, stream: true }, this.log);
       this.watches.set(n, w);
       w.start();
     }

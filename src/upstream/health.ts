@@ -11,6 +11,8 @@ export interface HealthOptions {
   intervalMs: number;
   maxSlotLag: number;
   timeoutMs: number;
+  /** Solana: how often the chain watch polls each node's confirmed slot and latest blockhash (health.chainPollMs). */
+  chainPollMs?: number;
 }
 
 /** A node's health as the control plane sends it to a worker (applyHealth), with the shared memory it reads. */

@@ -83,7 +83,7 @@ export class NodePool implements Router {
     this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
-    this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs };
+    this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs, chainPollMs: h.chainPollMs };
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
     this.chainWatch = config.health.chainWatch;
@@ -199,7 +199,7 @@ export class NodePool implements Router {
    * An answer without a slot (a sendTransaction signature) gave the key nothing to go back from.
    */
   answered(call: UpstreamCall): void {
-    if (this.fresh !== null && call.method === 'getLatestBlockhash') learnBlockhash(call.response!, this.fresh.book);
+    if (this.fresh !== null && call.method === 'getLatestBlockhash') learnBlockhash(call, call.node!, this.fresh);
     if (call.slot < 0 || !this.picker.monotonic) return;
     const node = call.node!;
     const s = answerSlot(call.response!, call.method === 'getSlot');
@@ -322,7 +322,7 @@ export class NodePool implements Router {
 
   /** One chain watch per node of a Solana pool, as the node set changes. */
   private syncWatches(): void {
-    if (this.fresh !== null) this.watches.sync(this.chainWatch ? this.nodes : [], this.fresh.book, this.healthOpts.timeoutMs);
+    if (this.fresh !== null) this.watches.sync(this.chainWatch ? this.nodes : [], this.fresh.book, this.healthOpts);
   }
 
   setWeight(id: string, weight: number): UpstreamNode | undefined {
@@ -354,15 +354,19 @@ export class NodePool implements Router {
       this.fresh.minContextSlotWaitMs = config.routing.minContextSlotWaitMs;
       this.fresh.blockhashWaitMs = config.routing.blockhashWaitMs;
     }
-    if (this.chainWatch !== h.chainWatch) {
-      this.chainWatch = h.chainWatch;
-      if (this.probes && this.hasher !== null) this.syncWatches();
-    }
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
-    Object.assign(this.healthOpts, { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs });
+    Object.assign(this.healthOpts, {
+      chain: config.chain,
+      intervalMs: h.intervalMs,
+      maxSlotLag: h.maxSlotLag,
+      timeoutMs: h.timeoutMs,
+      chainPollMs: h.chainPollMs,
+    });
+    this.chainWatch = h.chainWatch;
+    if (this.probes && this.hasher !== null) this.syncWatches();
   }
 
   /**
