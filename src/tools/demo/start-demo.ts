@@ -66,7 +66,8 @@ export function startedText(demo: Demo, gw: StartedGateway): string {
     ) + '\n';
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
-    text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n\n`;
+    text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n`;
+    text += `  after the transfer, what landed: curl -s ${gw.admin.url}/admin/landing -H 'Authorization: Bearer ${config.admin.token}'\n\n`;
   }
   return text;
 }
