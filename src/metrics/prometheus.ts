@@ -16,6 +16,7 @@ import type { ChainView } from '../solana/chain-view.js';
 import { computed, type Labels, type Sample } from './computed.js';
 import { landingSeries, type LandingSeriesCounts } from './landing-series.js';
 import { solanaSeries } from './solana-series.js';
+import { wsSeries } from './ws-series.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -348,23 +349,7 @@ export class GatewayMetrics implements RequestRecorder {
       }),
     );
     const ws = (): WsFigures | null => this.wsView?.() ?? null;
-    r.registerMetric(computed('jumpgate_ws_connections', 'Client WebSocket connections open', 'gauge', () => [{ labels: {}, value: ws()?.connections ?? 0 }]));
-    r.registerMetric(
-      computed('jumpgate_ws_subscriptions', 'Distinct client subscriptions (identical ones on a data-plane worker count once)', 'gauge', () => [
-        { labels: {}, value: ws()?.sharedSubscriptions ?? 0 },
-      ]),
-    );
-    r.registerMetric(
-      computed('jumpgate_ws_upstream_subscriptions', 'Subscriptions held on the node on behalf of clients', 'gauge', () =>
-        Object.entries(ws()?.upstreamSubscriptions ?? {}).map(([node, value]) => ({ labels: { node }, value })),
-      ),
-    );
-    // Redundant subscriptions (docs/reliability.md "Redundant WebSocket subscriptions").
-    for (const which of ['first', 'dropped'] as const) {
-      const help = which === 'first' ? 'Notifications of redundant subscriptions the node delivered first' : "The node's copies dropped as duplicate or late";
-      const samples = (): Sample[] => Object.entries(ws()?.redundancy ?? {}).map(([node, c]) => ({ labels: { node }, value: c[which] }));
-      r.registerMetric(computed(`jumpgate_ws_notifications_${which}_total`, help, 'counter', samples));
-    }
+    for (const m of wsSeries(ws)) r.registerMetric(m);
     // Monotonic reads (docs/routing.md "Monotonic reads"): read straight from the shared marks.
     r.registerMetric(
       computed(

@@ -3,6 +3,7 @@
 // maxSlotLag behind the best is lagging. Ejected nodes are probed only once their backoff
 // has passed (half-open); one good probe readmits them.
 
+import type { Config } from '../config/schema.js';
 import { answersProbes, bestSlot, probedState, type NodeStateName } from '../routing/node-view.js';
 import type { UpstreamNode } from './node.js';
 
@@ -13,6 +14,12 @@ export interface HealthOptions {
   timeoutMs: number;
   /** Solana: how often the chain watch polls each node's confirmed slot and latest blockhash (health.chainPollMs). */
   chainPollMs?: number;
+}
+
+/** The probes' and the chain watch's options from a config (at start, and on each reload). */
+export function healthOptionsOf(config: Config): HealthOptions {
+  const h = config.health;
+  return { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs, chainPollMs: h.chainPollMs };
 }
 
 /** A node's health as the control plane sends it to a worker (applyHealth), with the shared memory it reads. */

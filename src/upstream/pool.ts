@@ -12,7 +12,7 @@ import { answersProbes, routable, usable } from '../routing/node-view.js';
 import { pickNode } from '../routing/select.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
-import { HealthChecker, type HealthOptions, type NodeHealthUpdate } from './health.js';
+import { HealthChecker, healthOptionsOf, type HealthOptions, type NodeHealthUpdate } from './health.js';
 import { nextNodeSet, type NodeSetChange } from './node-set.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import { MethodLatency, type RouteRequest, type Router } from './router.js';
@@ -83,7 +83,7 @@ export class NodePool implements Router {
     this.methodLatency = new MethodLatency(config.upstream.pipelineStallMs);
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
-    this.healthOpts = { chain: config.chain, intervalMs: h.intervalMs, maxSlotLag: h.maxSlotLag, timeoutMs: h.timeoutMs, chainPollMs: h.chainPollMs };
+    this.healthOpts = healthOptionsOf(config);
     this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
     this.chainWatch = config.health.chainWatch;
@@ -358,13 +358,7 @@ export class NodePool implements Router {
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
-    Object.assign(this.healthOpts, {
-      chain: config.chain,
-      intervalMs: h.intervalMs,
-      maxSlotLag: h.maxSlotLag,
-      timeoutMs: h.timeoutMs,
-      chainPollMs: h.chainPollMs,
-    });
+    Object.assign(this.healthOpts, healthOptionsOf(config));
     this.chainWatch = h.chainWatch;
     if (this.probes && this.hasher !== null) this.syncWatches();
   }
