@@ -10,7 +10,7 @@ import { GEYSER_SERVICE } from '../../grpc/service.js';
 import { decodeAs, encodeAs, geyserType, type SubscribeRequestObject } from '../../grpc/proto.js';
 import { rng } from '../rng.js';
 import { BLOCKHASH_VALID_SLOTS, blockhashOf, blockHeightOf, slotOfBlockhash, trueSlot } from '../sim/chain.js';
-import { COMMITMENT_DEPTH, GeneratedFeed, type UpdateFeed } from './feed.js';
+import { GeneratedFeed, type UpdateFeed } from './feed.js';
 
 export interface SimGrpcKnobs {
   delayMs: number;
@@ -35,6 +35,11 @@ export interface SimGrpcOptions {
   xToken?: string;
   /** Seed of the knobs' randomness (the feed's content has its own seed). */
   seed?: number;
+  /**
+   * The source's processed slot minus the shared clock's slot (trueSlot), read at each slot:
+   * 0 for the generator; a simulated node's is its cluster's tip offset minus its lag.
+   */
+  slotOffset?: () => number;
 }
 
 export interface SimGrpcSource {
@@ -86,9 +91,11 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
   const requestType = geyserType('SubscribeRequest');
   const updateType = geyserType('SubscribeUpdate');
 
+  const offset = opts.slotOffset ?? ((): number => 0);
+  const tipNow = (): number => trueSlot(slotMs) + offset();
   const slotStart = (slot: number): number => {
     const now = Date.now();
-    return now - (now % slotMs) + (slot - trueSlot(slotMs, now)) * slotMs;
+    return now - (now % slotMs) + (slot - offset() - trueSlot(slotMs, now)) * slotMs;
   };
 
   const flush = (s: SimStream): void => {
@@ -112,18 +119,18 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
 
   const sendSlot = (s: SimStream, tip: number, now: number): void => {
     const f = s.filters!;
-    const depth = COMMITMENT_DEPTH[f.commitment as 0 | 1 | 2];
+    const depth = feed.depth(f.commitment);
     for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip - depth)]) {
       const prefix = f.match(u);
       if (prefix !== null) enqueue(s, Buffer.concat([prefix, u.body]), now);
     }
   };
 
-  let lastTip = trueSlot(slotMs);
+  let lastTip = tipNow();
   let lastFromSlot: number | null = null;
   let ticker: NodeJS.Timeout | null = null;
   const tick = (): void => {
-    const tip = trueSlot(slotMs);
+    const tip = tipNow();
     const now = performance.now();
     for (let t = lastTip + 1; t <= tip; t++) {
       for (const s of streams) {
@@ -203,7 +210,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
       }
     };
   };
-  const at = (c: unknown): number => trueSlot(slotMs) - COMMITMENT_DEPTH[(typeof c === 'number' && c >= 0 && c <= 2 ? c : 0) as 0 | 1 | 2];
+  const at = (c: unknown): number => tipNow() - feed.depth(typeof c === 'number' && c >= 0 && c <= 2 ? c : 0);
   const handlers = {
     Subscribe: subscribe,
     Ping: unary((r) => ({ count: r.count ?? 0 }), 'PingRequest', 'PongResponse'),
@@ -238,7 +245,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
       srv.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err === null ? resolve(p) : reject(err))),
     );
     server = srv;
-    lastTip = trueSlot(slotMs);
+    lastTip = tipNow();
     if (ticker === null) tick();
   };
   const stop = (): void => {
