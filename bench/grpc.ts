@@ -153,10 +153,11 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
     if (child.pid !== undefined) os.setPriority(child.pid, 10);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    const loadDone = new Promise<{ delivered: number; missing: number; duplicated: number }>((resolve, reject) =>
+    type Loaded = { delivered: number; missing: number; duplicated: number; silent: number; drainMs: number; errors: Record<string, number> };
+    const loadDone = new Promise<Loaded>((resolve, reject) =>
       child.on('exit', (code) => {
         const line = out.trim().split('\n').pop() ?? '';
-        if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as { delivered: number; missing: number; duplicated: number });
+        if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as Loaded);
         else reject(new Error(`grpc load process exited with ${code}: ${out.slice(-300)}`));
       }),
     );
@@ -190,7 +191,10 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
         delayMaxMs: sorted[sorted.length - 1] ?? NaN,
       };
     };
-    opts.log(`[grpc] ${opts.subscribers} subscribers, slots ${from}..${to}: ${delivered} delivered, ${missing} missing, ${duplicated} duplicated`);
+    opts.log(
+      `[grpc] ${opts.subscribers} subscribers, slots ${from}..${to}: ${delivered} delivered, ${missing} missing, ${duplicated} duplicated; ` +
+        `${loaded.silent} load subscribers received nothing, the load process read the window ${loaded.drainMs} ms after its end; stream errors ${JSON.stringify(loaded.errors)}`,
+    );
     // Each source delays an update alike on every stream (docs/grpc.md "Simulated sources"),
     // so the earlier of the two direct arrivals is when the gateway's first copy arrived, and
     // the probe's arrival minus it is the gateway's own time for that update.
