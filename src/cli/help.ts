@@ -17,7 +17,8 @@ const HELP_LINE = '  -h, --help           this text';
 export const HELP: Readonly<Record<string, string>> = {
   start: `usage: jumpgate start [options]
 
-Runs the gateway. Without --config: a demo with three simulated nodes, an account and a token.
+Runs the gateway. Without --config: a demo with three simulated nodes (two with Yellowstone gRPC
+sources behind the gateway's gRPC listener), an account and a token.
 
 options:
   -c, --config FILE    config file (YAML); default: none, run the demo

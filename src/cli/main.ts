@@ -13,13 +13,14 @@ const USAGE = `usage: jumpgate <command> [options]
 commands:
   start [--config FILE] [--port N] [--workers N|auto] [--data DIR]
                        run the gateway; without --config, a demo with three simulated nodes
-  sim --port P [--nodes N] [--id NAME] [--slot-ms 400] [--lag SLOTS[,SLOTS…]] [knobs…]
-                       run simulated Solana nodes of one cluster (jumpgate sim --help)
+  sim --port P [--nodes N] [--id NAME] [--slot-ms 400] [--lag SLOTS[,SLOTS…]] [--grpc-port G] [knobs…]
+                       run simulated Solana nodes of one cluster, each with a Yellowstone
+                       gRPC source with --grpc-port (jumpgate sim --help)
   transfer --url RPC_URL [--to ADDRESS] [--lamports N] [--key FILE]
                        send a real SOL transfer and watch it confirm (the demo's funded key)
   sim-grpc --port P [--slot-ms 400] [--seed S] [--accounts N] [--transactions N]
-           [--delay-ms MS] [--jitter-ms MS] [--drop-rate F] [--stall-rate F --stall-ms MS]
-                       run one simulated Yellowstone gRPC source (docs/grpc.md)
+           [--delay-ms MS] [--jitter-ms MS] [--drop-rate F] [--stall-rate F --stall-ms MS] [--delay-seed S]
+                       run one simulated Yellowstone gRPC source of generated updates (docs/grpc.md)
   nodes [set-weight ID W | drain ID | undrain ID] [--admin URL] [--token T]
                        show or change nodes through the admin API
   reload [--admin URL] [--token T]

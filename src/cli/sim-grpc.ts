@@ -14,6 +14,8 @@ export interface SimGrpcCli {
   accountsPerSlot: number;
   transactionsPerSlot: number;
   knobs: Partial<SimGrpcKnobs>;
+  /** Seed of the delays, drops and stalls (the feed has its own). */
+  delaySeed: number;
 }
 
 /** Parses `jumpgate sim-grpc` flags (argv excludes the command word); throws UsageError. */
@@ -36,6 +38,7 @@ export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
         'drop-rate': { type: 'string' },
         'stall-rate': { type: 'string' },
         'stall-ms': { type: 'string' },
+        'delay-seed': { type: 'string' },
       },
     }));
   } catch (e) {
@@ -57,6 +60,7 @@ export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
     transactionsPerSlot:
       values.transactions === undefined ? DEFAULT_FEED.transactionsPerSlot : numberFlag('transactions', values.transactions, true, 0, 10_000),
     knobs,
+    delaySeed: values['delay-seed'] === undefined ? 7 : numberFlag('delay-seed', values['delay-seed'], true, 0, 2 ** 31),
   };
 }
 
@@ -68,7 +72,7 @@ export async function runSimGrpcCli(argv: string[]): Promise<void> {
     transactionsPerSlot: cfg.transactionsPerSlot,
     accountPool: Math.max(DEFAULT_FEED.accountPool, cfg.accountsPerSlot),
   });
-  const source = await startSimGrpcSource({ host: cfg.host, port: cfg.port, slotMs: cfg.slotMs, feed, knobs: cfg.knobs });
+  const source = await startSimGrpcSource({ host: cfg.host, port: cfg.port, slotMs: cfg.slotMs, feed, knobs: cfg.knobs, seed: cfg.delaySeed });
   process.stdout.write(`sim gRPC source listening on ${source.url}\n`);
   const stop = (): void => {
     void source.close().then(() => process.exit(0));

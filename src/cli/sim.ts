@@ -2,6 +2,8 @@
 // out-of-process benchmarks (docs/simulator.md "The jumpgate sim command").
 
 import { parseArgs } from 'node:util';
+import { startClusterGrpcSource } from '../tools/sim-grpc/cluster-source.js';
+import type { SimGrpcKnobs, SimGrpcSource } from '../tools/sim-grpc/server.js';
 import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
 import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
 import { numberFlag, UsageError } from './usage-error.js';
@@ -40,11 +42,25 @@ const FLAGS: Flag[] = [
   { flag: 'unhealthy', knob: 'unhealthy', kind: 'bool', help: 'getHealth answers -32005' },
 ];
 
-export const SIM_HELP = `usage: jumpgate sim --port P [--nodes N] [--id NAME] [--host H] [knob flags]
+/** Per-source knobs of the nodes' gRPC sources (docs/grpc.md "Simulated sources"). */
+const GRPC_FLAGS: { flag: string; knob: keyof SimGrpcKnobs; rate: boolean; help: string }[] = [
+  { flag: 'grpc-delay-ms', knob: 'delayMs', rate: false, help: 'fixed delay of every gRPC update' },
+  { flag: 'grpc-jitter-ms', knob: 'jitterMs', rate: false, help: 'random extra delay per gRPC update, 0..V (streams stay in order)' },
+  { flag: 'grpc-drop-rate', knob: 'dropRate', rate: true, help: 'fraction of gRPC updates never sent' },
+  { flag: 'grpc-stall-rate', knob: 'stallRate', rate: true, help: 'fraction of slots after which a gRPC stream stops for --grpc-stall-ms' },
+  { flag: 'grpc-stall-ms', knob: 'stallMs', rate: false, help: 'length of a gRPC stall' },
+];
+
+export const SIM_HELP = `usage: jumpgate sim --port P [--nodes N] [--id NAME] [--host H] [--grpc-port G] [knob flags]
 
 Runs N simulated Solana nodes of one cluster (default 1): node i listens on P+2i (HTTP and
 WebSocket) and P+2i+1 (WebSocket, where @solana/web3.js v1 looks); --port 0 picks free ports.
 Every knob can be changed later with POST /sim/control on a node (docs/simulator.md "Knobs").
+
+--grpc-port G gives node i a Yellowstone gRPC source on G+i (G 0: free ports) streaming the
+cluster's slots, account writes, transactions and block metas at the node's lag
+(docs/grpc.md "Simulated sources"); every URL is printed. Its knobs (default 0):
+${GRPC_FLAGS.map((f) => `  --${(f.flag + ' V').padEnd(18)} ${f.help}`).join('\n')}
 
 knob flags (default):
 ${FLAGS.map((f) => `  --${(f.flag + (f.kind === 'bool' ? '' : ' V')).padEnd(18)} ${f.help} (${JSON.stringify(DEFAULT_KNOBS[f.knob])})`).join('\n')}
@@ -87,6 +103,9 @@ export interface CliConfig {
   knobs: Partial<SimKnobs>;
   /** Per-node lags when --lag is a list. */
   lags: number[] | null;
+  /** The first node's gRPC port (node i: +i; 0: free ports); null: no gRPC sources. */
+  grpcPort: number | null;
+  grpcKnobs: Partial<SimGrpcKnobs>;
   help: boolean;
 }
 
@@ -98,7 +117,9 @@ export function parseSimArgs(argv: string[]): CliConfig {
     host: { type: 'string' },
     nodes: { type: 'string' },
     help: { type: 'boolean' },
+    'grpc-port': { type: 'string' },
   };
+  for (const f of GRPC_FLAGS) options[f.flag] = { type: 'string' };
   for (const f of FLAGS) options[f.flag] = { type: f.kind === 'bool' ? 'boolean' : 'string' };
   let values: Record<string, string | boolean | undefined>;
   try {
@@ -122,8 +143,16 @@ export function parseSimArgs(argv: string[]): CliConfig {
     }
     (knobs as Record<string, unknown>)[f.knob] = value(f, v);
   }
+  const grpcPort = values['grpc-port'] === undefined ? null : numberFlag('grpc-port', values['grpc-port'] as string, true, 0, 65535 - (nodes - 1));
+  const grpcKnobs: Partial<SimGrpcKnobs> = {};
+  for (const f of GRPC_FLAGS) {
+    const v = values[f.flag];
+    if (typeof v !== 'string') continue;
+    if (grpcPort === null) throw new UsageError(`--${f.flag} needs --grpc-port`);
+    grpcKnobs[f.knob as 'delayMs'] = numberFlag(f.flag, v, false, 0, f.rate ? 1 : 600_000);
+  }
   const id = (values.id as string | undefined) ?? `sim-${port}`;
-  return { id, host: (values.host as string | undefined) ?? '127.0.0.1', port, nodes, knobs, lags, help };
+  return { id, host: (values.host as string | undefined) ?? '127.0.0.1', port, nodes, knobs, lags, grpcPort, grpcKnobs, help };
 }
 
 export async function runSimCli(argv: string[]): Promise<void> {
@@ -147,17 +176,26 @@ export async function runSimCli(argv: string[]): Promise<void> {
     const lag = cfg.lags?.[i] ?? cfg.knobs.lag;
     started.push(await startSim({ ...cfg.knobs, ...(lag === undefined ? {} : { lag }), id, host: cfg.host, port, cluster }));
   }
-  for (const node of started) {
+  const sources: SimGrpcSource[] = [];
+  if (cfg.grpcPort !== null) {
+    for (let i = 0; i < started.length; i++) {
+      const port = cfg.grpcPort === 0 ? 0 : cfg.grpcPort + i;
+      // A seed per node: their delays and drops are independent, as two providers' are.
+      sources.push(await startClusterGrpcSource(started[i]!, { host: cfg.host, port, knobs: cfg.grpcKnobs, seed: i + 1 }));
+    }
+  }
+  for (const [i, node] of started.entries()) {
     process.stdout.write(`sim node ${node.id} listening on ${node.url} (lag ${node.knobs().lag})\n`);
     const plusOne =
       node.wsUrlPlusOne !== ''
         ? ` and ${node.wsUrlPlusOne} (port+1, for @solana/web3.js v1)`
         : ` (port ${node.port + 1} is taken: no WS there for @solana/web3.js v1)`;
     process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
+    if (sources[i] !== undefined) process.stdout.write(`  gRPC (Yellowstone): ${sources[i]!.url}\n`);
   }
   if (cfg.nodes > 1) process.stdout.write(`${cfg.nodes} nodes of one cluster: a transaction sent to any of them lands for all\n`);
   const stop = (): void => {
-    void Promise.all(started.map((n) => n.close())).then(() => process.exit(0));
+    void Promise.all([...sources.map((g) => g.close()), ...started.map((n) => n.close())]).then(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

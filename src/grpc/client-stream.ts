@@ -15,7 +15,20 @@ import type { GrpcMetrics } from './metrics.js';
 export const GRPC_UPDATES = '(grpc updates)';
 const RESET_AFTER_MS = 1000;
 const EMPTY = Buffer.alloc(0);
+/** A gRPC message frame: compressed flag (0) and length (4 bytes, big-endian) before the message. */
+const FRAME_HEADER = 5;
 const ignore = (): void => {};
+
+/** `prefix` + `body` as one gRPC message frame (one SubscribeUpdate: fields in any order). */
+export function frame(prefix: Buffer, body: Buffer): Buffer {
+  const n = prefix.length + body.length;
+  const out = Buffer.allocUnsafe(FRAME_HEADER + n);
+  out[0] = 0;
+  out.writeUInt32BE(n, 1);
+  prefix.copy(out, FRAME_HEADER);
+  body.copy(out, FRAME_HEADER + prefix.length);
+  return out;
+}
 
 export type SubscribeCall = grpc.ServerDuplexStream<Buffer, Buffer>;
 
@@ -34,6 +47,46 @@ function http2StreamOf(call: SubscribeCall): ServerHttp2Stream | null {
     : null;
 }
 
+/** Streams flushed per event-loop turn; measured with 500 subscribers (docs/grpc.md "Measured"). */
+const FLUSH_CHUNK = 32;
+
+/**
+ * The streams with updates queued, flushed FLUSH_CHUNK per turn in the order their first
+ * update came. Node hands an HTTP/2 write to the socket on a later turn than the write call:
+ * flushing 500 streams in one turn sends nothing before all 500 are written, so the first
+ * client waits as long as the last. In chunks, each chunk leaves while the next is written
+ * (and a stream's later updates join its pending write instead of a write of their own).
+ */
+class FlushQueue {
+  private due: ClientStream[] = [];
+  private head = 0;
+  private armed = false;
+  private readonly runBound = (): void => this.run();
+
+  add(c: ClientStream): void {
+    this.due.push(c);
+    if (!this.armed) {
+      this.armed = true;
+      setImmediate(this.runBound);
+    }
+  }
+
+  private run(): void {
+    this.armed = false;
+    const end = Math.min(this.due.length, this.head + FLUSH_CHUNK);
+    for (; this.head < end; this.head++) this.due[this.head]!.flush();
+    if (this.head < this.due.length) {
+      this.armed = true;
+      setImmediate(this.runBound);
+      return;
+    }
+    this.due = [];
+    this.head = 0;
+  }
+}
+
+const flushes = new FlushQueue();
+
 export class ClientStream {
   filters: ClientFilters | null = null;
   /** The commitment of the feed it is in, -1 while in none. */
@@ -41,19 +94,19 @@ export class ClientStream {
   closed = false;
   sent = 0;
   /**
-   * Updates of this event-loop turn, written as one buffer of gRPC frames on the next turn:
+   * Updates of this event-loop turn, written as one buffer of gRPC frames on a next turn (FlushQueue):
    * a source's burst costs one write per client instead of one per update (each HTTP/2 write
-   * has a fixed cost that dominates fan-out). Written straight to the HTTP/2 stream, under
-   * grpc-js, which still sends the headers and the status.
+   * has a fixed cost that dominates fan-out). A turn with one update writes that update's
+   * frame as is: clients with the same filter names share it (./feed.ts frames each update
+   * once per distinct prefix), so nothing is copied per client. Written straight to the
+   * HTTP/2 stream, under grpc-js, which still sends the headers and the status.
    */
   private readonly h2: ServerHttp2Stream | null;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private pendingCount = 0;
   /** Messages written to the HTTP/2 stream whose write has not completed (the client is not reading them). */
   private inflight = 0;
   private scheduled = false;
-  private readonly flushBound = (): void => this.flush();
 
   constructor(
     readonly call: SubscribeCall,
@@ -69,72 +122,54 @@ export class ClientStream {
     this.h2?.on('error', ignore);
   }
 
-  /** Writes `prefix` + `body` as one SubscribeUpdate. */
-  send(prefix: Buffer, body: Buffer): void {
+  /** Writes one SubscribeUpdate given as a gRPC frame (`frame()`); the frame is never changed. */
+  send(framed: Buffer): void {
     if (this.closed) return;
-    const queued = this.h2 === null ? this.call.writableLength : this.inflight + this.pendingCount;
+    const queued = this.h2 === null ? this.call.writableLength : this.inflight + this.pending.length;
     if (queued >= this.maxQueued) {
       this.end(grpc.status.RESOURCE_EXHAUSTED, `the client read too slowly: more than grpc.limits.maxQueuedMessages (${this.maxQueued}) updates queued`);
       return;
     }
-    const n = prefix.length + body.length;
     this.sent++;
-    this.usage?.record(this.token.id, GRPC_UPDATES, 1, 0, 0, n);
+    this.usage?.record(this.token.id, GRPC_UPDATES, 1, 0, 0, framed.length - FRAME_HEADER);
     if (this.h2 === null || !this.h2.headersSent) {
-      this.call.write(prefix.length === 0 ? body : Buffer.concat([prefix, body], n));
+      // grpc-js frames what it writes.
+      this.call.write(framed.subarray(FRAME_HEADER));
       return;
     }
-    if (prefix.length > 0) this.pending.push(prefix);
-    this.pending.push(body);
-    this.pendingBytes += 5 + n;
-    this.pendingCount++;
-    // Frame headers are filled in at flush; the lengths are recomputed there from the parts.
-    this.pending.push(EMPTY);
+    this.pending.push(framed);
+    this.pendingBytes += framed.length;
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(this.flushBound);
+      flushes.add(this);
     }
   }
 
-  private flush(): void {
+  /** Writes what this turn queued (FlushQueue calls it). */
+  flush(): void {
     this.scheduled = false;
     const parts = this.pending;
-    const count = this.pendingCount;
     const size = this.pendingBytes;
     this.pending = [];
-    this.pendingCount = 0;
     this.pendingBytes = 0;
-    if (this.closed || count === 0 || this.h2 === null || this.h2.destroyed) return;
-    // parts: [prefix?, body, EMPTY] per message; each becomes [0, length(4), prefix, body].
-    const out = Buffer.allocUnsafe(size);
-    let at = 0;
-    let start = 0;
-    for (let i = 0; i < parts.length; i++) {
-      if (parts[i] !== EMPTY) continue;
-      let len = 0;
-      for (let j = start; j < i; j++) len += parts[j]!.length;
-      out[at] = 0;
-      out.writeUInt32BE(len, at + 1);
-      at += 5;
-      for (let j = start; j < i; j++) at += parts[j]!.copy(out, at);
-      start = i + 1;
-    }
+    if (this.closed || parts.length === 0 || this.h2 === null || this.h2.destroyed) return;
+    const count = parts.length;
     this.inflight += count;
-    this.h2.write(out, () => {
+    this.h2.write(count === 1 ? parts[0]! : Buffer.concat(parts, size), () => {
       this.inflight -= count;
     });
   }
 
   /** Writes a message built for this client alone (pong). */
   sendOwn(bytes: Buffer): void {
-    this.send(EMPTY, bytes);
+    this.send(frame(EMPTY, bytes));
   }
 
   /** Ends the stream with `code` (OK for a clean end); no-op when already ended. */
   end(code: grpc.status, details: string): void {
     if (this.closed) return;
     // What this turn queued goes out before the status.
-    if (this.pendingCount > 0) this.flush();
+    if (this.pending.length > 0) this.flush();
     this.closed = true;
     this.owner.detach(this);
     this.metrics.closed.labels(grpc.status[code] ?? String(code)).inc();

@@ -5,7 +5,7 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../log.js';
-import type { ClientStream } from './client-stream.js';
+import { frame, type ClientStream } from './client-stream.js';
 import { ACCEPTED, DedupWindow, DUPLICATE, LATE, SUPERSEDED } from './dedup.js';
 import type { GrpcMetrics, SourceSeries } from './metrics.js';
 import { SourceLink, type SourceConfig } from './source.js';
@@ -100,21 +100,25 @@ export class Feed {
     if (verdict !== ACCEPTED) return;
     series.first.inc();
     for (const l of this.links) if (l !== link && l.behindSince === 0) l.behindSince = now;
-    let any = false;
+    // Framed once per distinct `filters` prefix: clients with the same filter names (the
+    // common case) share one buffer, written as is (./client-stream.ts).
+    let lastPrefix: Buffer | null = null;
+    let framed: Buffer | null = null;
     for (const c of this.clients) {
       const prefix = c.filters!.match(u);
       if (prefix === null) continue;
-      c.send(prefix, u.body);
-      any = true;
+      if (framed === null || (prefix !== lastPrefix && !prefix.equals(lastPrefix!))) framed = frame(prefix, u.body);
+      lastPrefix = prefix;
+      c.send(framed);
     }
-    if (any) this.delivered++;
+    if (framed !== null) this.delivered++;
   }
 
   /** Writes the kept first arrivals of slots >= from that match the client, oldest first. */
   replay(c: ClientStream, from: number): void {
     for (const u of this.dedup.since(from)) {
       const prefix = c.filters!.match(u);
-      if (prefix !== null) c.send(prefix, u.body);
+      if (prefix !== null) c.send(frame(prefix, u.body));
     }
   }
 

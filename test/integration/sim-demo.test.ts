@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { runCli } from '../helpers/cli.js';
 import { eventuallyValue } from '../helpers/eventually.js';
+import { subscribe } from '../helpers/grpc.js';
 
 t.test('demo: the printed transfer command lands a transfer through the gateway', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jg-demo-tx-'));
@@ -17,6 +18,12 @@ t.test('demo: the printed transfer command lands a transfer through the gateway'
   const [, key] = await p.waitFor(/A real transfer from the demo key (\S+) \(100 SOL/);
   const [, args] = await p.waitFor(/npx jumpgate transfer (--url \S+ --key \S+)/);
   t.equal(JSON.parse(readFileSync(join(data, 'demo-wallet.json'), 'utf8')).length, 64, 'a Solana CLI keypair file');
+  // The printed gRPC endpoint streams the cluster's slots to the official client with the demo token.
+  const [, token] = await p.waitFor(/RPC endpoint: +\S+\/api-token\/(\S+)/);
+  const [, grpcUrl] = await p.waitFor(/gRPC endpoint: +(http:\/\/\S+)/);
+  const sub = await subscribe(grpcUrl!, token, { slots: { s: {} } });
+  t.teardown(() => sub.close());
+  await eventuallyValue('a slot update through the demo gRPC endpoint', () => (sub.updates.some((u) => u.slot !== undefined) ? true : undefined), 10_000);
   const run = runCli(['transfer', ...args!.split(' '), '--wait', 'confirmed', '--lamports', '2000000'], { cwd: dir });
   t.equal(await run.exited, 0, run.out());
   const out = run.out();
@@ -35,7 +42,7 @@ t.test('demo: the printed transfer command lands a transfer through the gateway'
 });
 
 t.test('jumpgate sim --nodes 3: one cluster, every port printed', async (t) => {
-  const p = runCli(['sim', '--port', '0', '--nodes', '3', '--lag', '0,2,5', '--slot-ms', '50', '--id', 'c']);
+  const p = runCli(['sim', '--port', '0', '--nodes', '3', '--lag', '0,2,5', '--slot-ms', '50', '--id', 'c', '--grpc-port', '0']);
   t.teardown(() => p.child.kill('SIGKILL'));
   await p.waitFor(/3 nodes of one cluster/);
   const urls = [...p.out().matchAll(/sim node c-\d listening on (http:\/\/\S+) \(lag (\d+)\)/g)].map((m) => ({ url: m[1]!, lag: Number(m[2]) }));
@@ -44,6 +51,7 @@ t.test('jumpgate sim --nodes 3: one cluster, every port printed', async (t) => {
     [0, 2, 5],
   );
   t.equal([...p.out().matchAll(/WebSocket: ws:\/\/\S+/g)].length, 3);
+  t.equal([...p.out().matchAll(/gRPC \(Yellowstone\): http:\/\/\S+/g)].length, 3, 'a gRPC source per node');
   const call = async (url: string, method: string, params: unknown[]): Promise<any> =>
     ((await (await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result: any }).result;
   const key = 'GDtKeHiBv14HjDkTzmSYyPJ9kmx5D7KnqxTqJqHKZ2sm';

@@ -309,6 +309,8 @@ t.test('CLI flags', async (t) => {
     nodes: 1,
     knobs: { lag: 3, latencyMs: [5, 20], failRate: 0.1, failMode: 'http500' },
     lags: null,
+    grpcPort: null,
+    grpcKnobs: {},
     help: false,
   });
   t.same(parseSimArgs(['--port', '1', '--latency-ms', '7']).knobs, { latencyMs: [7, 7] });
@@ -319,8 +321,15 @@ t.test('CLI flags', async (t) => {
     nodes: 3,
     knobs: { landingMs: 300, synthetic: true, skipRate: 0.05 },
     lags: [0, 4, 40],
+    grpcPort: null,
+    grpcKnobs: {},
     help: false,
   });
+  const g = parseSimArgs(['--port', '0', '--nodes', '2', '--grpc-port', '10000', '--grpc-jitter-ms', '20', '--grpc-drop-rate', '0.1', '--grpc-stall-ms', '50']);
+  t.same([g.grpcPort, g.grpcKnobs], [10000, { jitterMs: 20, dropRate: 0.1, stallMs: 50 }], 'gRPC source flags');
+  t.throws(() => parseSimArgs(['--port', '1', '--grpc-delay-ms', '5']), /--grpc-delay-ms needs --grpc-port/);
+  t.throws(() => parseSimArgs(['--port', '1', '--grpc-port', '0', '--grpc-drop-rate', '2']), /--grpc-drop-rate/);
+  t.throws(() => parseSimArgs(['--port', '1', '--nodes', '2', '--grpc-port', '65535']), /--grpc-port/);
   t.equal(parseSimArgs(['--help']).help, true, '--help needs no --port');
   t.throws(() => parseSimArgs(['--port', '1', '--nodes', '2', '--lag', '1,2,3']), /--lag lists 3 values for 2 nodes/);
   t.throws(() => parseSimArgs(['--port', '1', '--bogus']), /--bogus/);

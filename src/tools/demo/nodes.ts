@@ -2,6 +2,8 @@
 // one slower, one lagging), the funded demo key, and the banner with ready-to-paste commands;
 // the demo account, stack and token live in the account store (account.ts).
 
+import { startClusterGrpcSource } from '../sim-grpc/cluster-source.js';
+import type { SimGrpcSource } from '../sim-grpc/server.js';
 import { blockhashOf, Cluster, startSim, type SimNode } from '../sim/node.js';
 import type { Signer } from '../sim/wire.js';
 import { DEMO_AIRDROP_LAMPORTS } from './wallet.js';
@@ -10,6 +12,8 @@ export interface DemoNodes {
   sims: SimNode[];
   cluster: Cluster;
   nodes: { id: string; url: string; weight: number }[];
+  /** Yellowstone gRPC sources fed by the cluster (docs/grpc.md "Simulated sources"), for `grpc.sources`. */
+  grpcSources: { id: string; url: string }[];
   close(): Promise<void>;
 }
 
@@ -24,14 +28,20 @@ export async function startDemoNodes(wallet: Signer): Promise<DemoNodes> {
     startSim({ id: 'sim-slow', port: 0, cluster, latencyMs: [20, 60], landingMs: 400 }),
     startSim({ id: 'sim-lagging', port: 0, cluster, lag: DEMO_LAG }),
   ]);
+  // Two gRPC sources, each with its own random delay: the gateway streams the first arrival of each update.
+  const grpc: SimGrpcSource[] = await Promise.all([
+    startClusterGrpcSource(sims[0]!, { seed: 1, knobs: { jitterMs: 20 } }),
+    startClusterGrpcSource(sims[1]!, { seed: 2, knobs: { jitterMs: 20 } }),
+  ]);
   // The chain lives in memory: each start funds the saved key again.
   cluster.forward(cluster.ledger.airdropTx(wallet.pubkey, DEMO_AIRDROP_LAMPORTS, blockhashOf(sims[0]!.slot())), 0, 0);
   return {
     sims,
     cluster,
     nodes: sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })),
+    grpcSources: grpc.map((g, i) => ({ id: sims[i]!.id, url: g.url })),
     close: async () => {
-      await Promise.all(sims.map((s) => s.close()));
+      await Promise.all([...grpc.map((g) => g.close()), ...sims.map((s) => s.close())]);
     },
   };
 }
@@ -44,6 +54,7 @@ export function demoBanner(
   nodes: { id: string; url: string }[],
   consoleLogin: { url: string; email: string; password: string | null } | null,
   wallet: { address: string; dataDir: string } | null = null,
+  grpcUrl: string | null = null,
 ): string {
   const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
   const ws = wsPort === 0 ? url.replace(/^http/, 'ws') : url.replace(/^http/, 'ws').replace(/:\d+$/, ':' + wsPort);
@@ -59,6 +70,7 @@ export function demoBanner(
       : [
           `  Console:        ${consoleLogin.url}  (log in as ${consoleLogin.email}${consoleLogin.password === null ? '' : ` / ${consoleLogin.password}`}, or register a new account)`,
         ]),
+    ...(grpcUrl === null ? [] : [`  gRPC endpoint:  ${grpcUrl}  (Yellowstone geyser.Geyser; the token in x-token; sources: gRPC of sim-fast and sim-slow)`]),
     '',
     'Try it:',
     `  curl -s ${url}/api-token/${token} ${body}`,

@@ -29,6 +29,7 @@ export interface StartedGateway {
   wsPort: number;
   console: { url: string } | null;
   admin: { url: string } | null;
+  grpc: { url: string } | null;
 }
 
 /** `port`: the --port flag (0 = every listener on an ephemeral port, as tests run it). */
@@ -46,6 +47,8 @@ export async function prepareDemo(dataDir: string, port: number | undefined): Pr
     admin,
     console: ephemeral ? { port: 0 } : {},
     rpc: port === undefined ? {} : { port, wsPort: ephemeral ? 0 : port + 1 },
+    // The listener takes a free port (the gateway starts it for the demo): the banner names it.
+    grpc: { sources: nodes.grpcSources },
   });
   return { config, store, account, nodes, wallet: { address: signer.address, dataDir } };
 }
@@ -63,6 +66,7 @@ export function startedText(demo: Demo, gw: StartedGateway): string {
       demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })),
       consoleLogin,
       demo.wallet,
+      gw.grpc?.url ?? null,
     ) + '\n';
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;

@@ -21,6 +21,8 @@ export interface UpdateFeed {
   slotUpdates(tip: number): readonly Update[];
   /** The account writes, transactions and block meta of `slot`, in the order they are streamed. */
   blockUpdates(slot: number): readonly Update[];
+  /** How far behind the tip a stream of this commitment receives blocks. */
+  depth(commitment: number): number;
 }
 
 export interface GeneratedFeedOptions {
@@ -62,6 +64,10 @@ export class GeneratedFeed implements UpdateFeed {
 
   private encode(value: Record<string, unknown>): Update {
     return readUpdate(encodeAs(this.update, value));
+  }
+
+  depth(commitment: number): number {
+    return COMMITMENT_DEPTH[Math.min(2, Math.max(0, commitment)) as 0 | 1 | 2];
   }
 
   slotUpdates(tip: number): readonly Update[] {

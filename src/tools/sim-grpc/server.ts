@@ -8,13 +8,19 @@ import * as grpc from '@grpc/grpc-js';
 import { compileFilters, FilterError, type ClientFilters, type GrpcLimits } from '../../grpc/filters.js';
 import { GEYSER_SERVICE } from '../../grpc/service.js';
 import { decodeAs, encodeAs, geyserType, type SubscribeRequestObject } from '../../grpc/proto.js';
+import type { Update } from '../../grpc/update.js';
 import { rng } from '../rng.js';
 import { BLOCKHASH_VALID_SLOTS, blockhashOf, blockHeightOf, slotOfBlockhash, trueSlot } from '../sim/chain.js';
-import { COMMITMENT_DEPTH, GeneratedFeed, type UpdateFeed } from './feed.js';
+import { GeneratedFeed, type UpdateFeed } from './feed.js';
 
 export interface SimGrpcKnobs {
   delayMs: number;
-  /** Extra random delay per update, 0..jitterMs. */
+  /**
+   * Extra delay per update, 0..jitterMs: the source's own, drawn from the update and the
+   * source's seed, so every stream of one source gets the same delay for the same update
+   * (a source sees an update late, not one of its streams) and sources with other seeds
+   * independent ones.
+   */
   jitterMs: number;
   /** Probability that an update is never sent (per stream). */
   dropRate: number;
@@ -33,8 +39,13 @@ export interface SimGrpcOptions {
   knobs?: Partial<SimGrpcKnobs>;
   /** Required from clients in `x-token` when set. */
   xToken?: string;
-  /** Seed of the knobs' randomness (the feed's content has its own seed). */
+  /** Seed of the knobs' randomness (the feed's content has its own seed): give each source its own. */
   seed?: number;
+  /**
+   * The source's processed slot minus the shared clock's slot (trueSlot), read at each slot:
+   * 0 for the generator; a simulated node's is its cluster's tip offset minus its lag.
+   */
+  slotOffset?: () => number;
 }
 
 export interface SimGrpcSource {
@@ -65,6 +76,16 @@ const LIMITS: GrpcLimits = {
 };
 const MAX_REPLAY_SLOTS = 1000;
 
+/** A number in [0, 1) from a seed and an update (FNV-1a of its slot and dedup key). */
+export function delayUnit(seed: number, u: Update): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  const text = u.slot + u.dedupKey();
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
+  return ((h ^ (h >>> 15)) >>> 0) / 4294967296;
+}
+
 class SimStream {
   filters: ClientFilters | null = null;
   queue: { due: number; bytes: Buffer }[] = [];
@@ -80,15 +101,18 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
   const slotMs = opts.slotMs ?? 400;
   const feed = opts.feed ?? new GeneratedFeed();
   const knobs: SimGrpcKnobs = { delayMs: 0, jitterMs: 0, dropRate: 0, stallRate: 0, stallMs: 0, hang: false, ...opts.knobs };
-  const random = rng(opts.seed ?? 7);
+  const seed = opts.seed ?? 7;
+  const random = rng(seed);
   const host = opts.host ?? '127.0.0.1';
   const streams = new Set<SimStream>();
   const requestType = geyserType('SubscribeRequest');
   const updateType = geyserType('SubscribeUpdate');
 
+  const offset = opts.slotOffset ?? ((): number => 0);
+  const tipNow = (): number => trueSlot(slotMs) + offset();
   const slotStart = (slot: number): number => {
     const now = Date.now();
-    return now - (now % slotMs) + (slot - trueSlot(slotMs, now)) * slotMs;
+    return now - (now % slotMs) + (slot - offset() - trueSlot(slotMs, now)) * slotMs;
   };
 
   const flush = (s: SimStream): void => {
@@ -102,9 +126,10 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
     if (s.head < s.queue.length) s.timer = setTimeout(() => flush(s), Math.max(0, s.queue[s.head]!.due - now));
   };
 
-  const enqueue = (s: SimStream, bytes: Buffer, now: number): void => {
+  const enqueue = (s: SimStream, u: Update, bytes: Buffer, now: number): void => {
     if (knobs.hang || (knobs.dropRate > 0 && random() < knobs.dropRate)) return;
-    const due = Math.max(s.lastDue, s.stalledUntil, now + knobs.delayMs + random() * knobs.jitterMs);
+    const jitter = knobs.jitterMs === 0 ? 0 : delayUnit(seed, u) * knobs.jitterMs;
+    const due = Math.max(s.lastDue, s.stalledUntil, now + knobs.delayMs + jitter);
     s.lastDue = due;
     s.queue.push({ due, bytes });
     if (s.timer === null) s.timer = setTimeout(() => flush(s), Math.max(0, due - now));
@@ -112,18 +137,18 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
 
   const sendSlot = (s: SimStream, tip: number, now: number): void => {
     const f = s.filters!;
-    const depth = COMMITMENT_DEPTH[f.commitment as 0 | 1 | 2];
+    const depth = feed.depth(f.commitment);
     for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip - depth)]) {
       const prefix = f.match(u);
-      if (prefix !== null) enqueue(s, Buffer.concat([prefix, u.body]), now);
+      if (prefix !== null) enqueue(s, u, Buffer.concat([prefix, u.body]), now);
     }
   };
 
-  let lastTip = trueSlot(slotMs);
+  let lastTip = tipNow();
   let lastFromSlot: number | null = null;
   let ticker: NodeJS.Timeout | null = null;
   const tick = (): void => {
-    const tip = trueSlot(slotMs);
+    const tip = tipNow();
     const now = performance.now();
     for (let t = lastTip + 1; t <= tip; t++) {
       for (const s of streams) {
@@ -203,7 +228,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
       }
     };
   };
-  const at = (c: unknown): number => trueSlot(slotMs) - COMMITMENT_DEPTH[(typeof c === 'number' && c >= 0 && c <= 2 ? c : 0) as 0 | 1 | 2];
+  const at = (c: unknown): number => tipNow() - feed.depth(typeof c === 'number' && c >= 0 && c <= 2 ? c : 0);
   const handlers = {
     Subscribe: subscribe,
     Ping: unary((r) => ({ count: r.count ?? 0 }), 'PingRequest', 'PongResponse'),
@@ -238,7 +263,7 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
       srv.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err === null ? resolve(p) : reject(err))),
     );
     server = srv;
-    lastTip = trueSlot(slotMs);
+    lastTip = tipNow();
     if (ticker === null) tick();
   };
   const stop = (): void => {

@@ -22,8 +22,16 @@ t.test('flags become options and knobs', async (t) => {
     '300',
     '--accounts',
     '32',
+    '--delay-seed',
+    '3',
   ]);
-  t.match(c, { port: 10000, slotMs: 100, accountsPerSlot: 32, knobs: { jitterMs: 20, delayMs: 5, dropRate: 0.1, stallRate: 0.01, stallMs: 300 } });
+  t.match(c, {
+    port: 10000,
+    slotMs: 100,
+    accountsPerSlot: 32,
+    knobs: { jitterMs: 20, delayMs: 5, dropRate: 0.1, stallRate: 0.01, stallMs: 300 },
+    delaySeed: 3,
+  });
 });
 
 t.test('bad flags are usage errors naming the flag', async (t) => {
