@@ -12,7 +12,7 @@ import { encodeAs, geyserType } from '../../src/grpc/proto.js';
 import { KIND_TRANSACTION, readUpdate } from '../../src/grpc/update.js';
 import { startGateway } from '../../src/lifecycle/start-gateway.js';
 import { silentLogger } from '../../src/log.js';
-import { decodeBase58 } from '../../src/tools/sim/base58.js';
+import { decodeBase58 } from '../../src/solana/base58.js';
 import { Cluster, startSim } from '../../src/tools/sim/node.js';
 import { startClusterGrpcSource } from '../../src/tools/sim-grpc/cluster-source.js';
 import { eventually, eventuallyValue } from '../helpers/eventually.js';

@@ -5,7 +5,7 @@
 // from the clock or the node: two sources of one cluster (nodes at different lags included)
 // send the same bytes for the same update, which first-arrival dedup needs.
 
-import { decodeBase58 } from '../sim/base58.js';
+import { decodeBase58 } from '../../solana/base58.js';
 import { blockhashOf, blockHeightOf, blockTimeOf } from '../sim/chain.js';
 import type { Cluster } from '../sim/cluster.js';
 import type { AccountState, TxRecord } from '../sim/ledger.js';
