@@ -17,7 +17,7 @@ import { signTx, transferIx } from '../helpers/kit-tx.js';
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
 const SLOT_MS = 50;
-/** A confirmed blockhash lives 150 blocks: ~7.5 s at 50 ms slots, plus polling. */
+/** A blockhash lives 150 blocks: ~7.5 s at 50 ms slots, plus polling. */
 const DEADLINE_MS = 30_000;
 
 /** Nodes of one cluster; their landing knobs are set once the payer is funded (an airdrop is a transaction too). */
@@ -60,11 +60,12 @@ function keyOf(h: Harness, index: number): string {
   for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === index) return `k${i}`;
 }
 
-/** `n` transfers signed over one confirmed blockhash, each sent once through the gateway, spread over the nodes by affinity key. */
+/** `n` transfers signed over one finalized blockhash, each sent once through the gateway, spread over the nodes by affinity key. */
 async function sendTransfers(h: Harness, payer: KeyPairSigner, n: number): Promise<Sent[]> {
   const keys = h.sims.map((_, i) => keyOf(h, i));
   const to = (await generateKeyPairSigner()).address;
-  const latest = (await h.call('getLatestBlockhash', [{ commitment: 'confirmed' }])).json.result.value;
+  // Finalized: every node has it, so blockhash-aware routing keeps each key on its node.
+  const latest = (await h.call('getLatestBlockhash', [{ commitment: 'finalized' }])).json.result.value;
   const sent: Sent[] = [];
   for (let i = 0; i < n; i++) {
     const tx = await signTx(payer, [transferIx(payer, to, BigInt(1_000_000 + i))], latest.blockhash, BigInt(latest.lastValidBlockHeight));
