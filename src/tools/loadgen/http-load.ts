@@ -216,7 +216,8 @@ class HttpRun implements HttpLive, RequestOwner {
 
   /** Closed loop: the connection that just finished sends its next request. */
   private after(now: number): void {
-    if (this.o.mode !== 'closed') return;
+    // After the pools are gone a send would fail at once, and its failure send again.
+    if (this.o.mode !== 'closed' || this.phase === 'done') return;
     if (now < this.tEnd) this.send(this.next++, now, now);
     else if (this.pending.size === 0) this.idle?.();
   }
@@ -228,6 +229,8 @@ class HttpRun implements HttpLive, RequestOwner {
     const done = new Promise<void>((resolve) => (this.idle = resolve));
     const phase = setInterval(() => this.setPhase(), 20);
     for (let c = 0; c < this.o.connections; c++) this.send(this.next++, start, start);
+    // The drain's time limit counts from the end of the run, not its start (a run longer than the limit).
+    await Promise.race([done, new Promise<void>((r) => setTimeout(r, Math.max(0, this.tEnd - performance.now())))]);
     await this.drainBy(done);
     clearInterval(phase);
   }
