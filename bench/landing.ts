@@ -95,7 +95,10 @@ function percentile(sorted: number[], p: number): number | null {
 async function measure(path: string, url: string, node: string, payer: Signer, n: number, slotMs: number): Promise<LandingPath> {
   // As a bot does: the blockhash from the endpoint it sends through.
   const latest = (await rpc(url, 'getLatestBlockhash', [{ commitment: 'confirmed' }])).value as { blockhash: string };
-  const sentSlot = (await rpc(node, 'getSlot', [{ commitment: 'processed' }])) as number;
+  // Each send's slot: the node's slot when sending began plus the slots since (the cluster's clock).
+  const firstSlot = (await rpc(node, 'getSlot', [{ commitment: 'processed' }])) as number;
+  const t0 = Date.now();
+  const sentSlots: number[] = [];
   const to = randomBytes(32);
   const sigs: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -111,7 +114,10 @@ async function measure(path: string, url: string, node: string, payer: Signer, n
       }),
     });
     const j = (await r.json()) as { result?: string };
-    if (typeof j.result === 'string') sigs.push(j.result);
+    if (typeof j.result === 'string') {
+      sigs.push(j.result);
+      sentSlots.push(firstSlot + Math.floor((Date.now() - t0) / slotMs));
+    }
   }
   // Until the blockhash expired on the freshest node, then once more: nothing can land after.
   await until(
@@ -122,7 +128,9 @@ async function measure(path: string, url: string, node: string, payer: Signer, n
   const slots: number[] = [];
   for (let i = 0; i < sigs.length; i += 256) {
     const value = (await rpc(node, 'getSignatureStatuses', [sigs.slice(i, i + 256), { searchTransactionHistory: true }])).value as ({ slot: number } | null)[];
-    for (const s of value) if (s !== null) slots.push(Math.max(0, s.slot - sentSlot));
+    value.forEach((s, k) => {
+      if (s !== null) slots.push(Math.max(0, s.slot - sentSlots[i + k]!));
+    });
   }
   slots.sort((a, b) => a - b);
   return {
