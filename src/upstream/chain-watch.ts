@@ -1,12 +1,13 @@
 // Keeps each node's chain view and the blockhash book current (docs/solana-routing.md
 // "Chain view"). Runs on the control plane, never on a data-plane event loop: per node a
 // `slotSubscribe` stream (processed slot and root, within a slot of the node) and, every
-// `pollMs`, `getSlot` at confirmed and `getLatestBlockhash` at processed (whose blockhash
-// the book learns with its context slot). Without a stream (no WebSocket, or it dropped) the
-// poll asks for the processed slot too, and the stream is reopened with backoff.
+// `pollMs`, one batch of `getSlot` at confirmed and `getLatestBlockhash` at processed (whose
+// blockhash the book learns with its context slot). Without a stream (no WebSocket, or it
+// dropped) the batch asks for the processed and finalized slots too, and the stream is
+// reopened with backoff. A node that refuses batches is asked call by call.
 
 import type { Logger } from 'pino';
-import { rpc } from './health.js';
+import { rpc, type ProbeAnswer } from './health.js';
 import type { UpstreamNode } from './node.js';
 import { UpstreamSocket } from './ws/node-socket.js';
 import type { BlockhashBook } from '../solana/blockhash-book.js';
@@ -25,6 +26,12 @@ const PROCESSED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"c
 const FINALIZED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]}';
 const LATEST_BLOCKHASH = '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}';
 const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
+/** A round as one batch: confirmed slot and latest blockhash, and without a stream the processed and finalized slots (ids 1-4). */
+const ROUND_STREAMING =
+  '[{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"confirmed"}]},{"jsonrpc":"2.0","id":2,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}]';
+const ROUND_POLLING =
+  ROUND_STREAMING.slice(0, -1) +
+  ',{"jsonrpc":"2.0","id":3,"method":"getSlot","params":[{"commitment":"processed"}]},{"jsonrpc":"2.0","id":4,"method":"getSlot","params":[{"commitment":"finalized"}]}]';
 const RESTREAM_MIN_MS = 500;
 const RESTREAM_MAX_MS = 10_000;
 
@@ -47,6 +54,8 @@ export class NodeChainWatch {
   private polling = false;
   private stopped = false;
   private askedFirstAvailable = false;
+  /** Rounds go out as one batch request until the node refuses batches. */
+  private batched = true;
   /** Updates from the stream (for tests and metrics). */
   streamUpdates = 0;
   polls = 0;
@@ -134,7 +143,11 @@ export class NodeChainWatch {
   }
 
   private async call(body: string): Promise<unknown> {
-    const parsed = await rpc(this.node, body, this.opts.timeoutMs);
+    return this.resultOf(await rpc(this.node, body, this.opts.timeoutMs));
+  }
+
+  /** The answer's result; an error answer throws (a -32005 first tells the view how far behind the node says it is). */
+  private resultOf(parsed: ProbeAnswer): unknown {
     if (parsed.error !== undefined) {
       const behind = parsed.error.data?.numSlotsBehind;
       if (parsed.error.code === -32005 && typeof behind === 'number') this.view.sayBehind(behind, Date.now());
@@ -143,28 +156,66 @@ export class NodeChainWatch {
     return parsed.result;
   }
 
+  /** One request for the round (a batch): half the HTTP work of asking each in turn. */
+  private async pollBatch(): Promise<void> {
+    const res = await this.node.probes.post(this.node.path, this.streaming ? ROUND_STREAMING : ROUND_POLLING, this.opts.timeoutMs);
+    if (res.status !== 200) throw new Error('HTTP ' + res.status);
+    const answers = JSON.parse(res.text) as unknown;
+    // A node (or a provider in front of it) that refuses batches is asked call by call from now on.
+    if (!Array.isArray(answers)) {
+      this.batched = false;
+      return this.pollOneByOne();
+    }
+    for (const a of answers as (ProbeAnswer & { id?: unknown })[]) {
+      const result = this.resultOf(a);
+      switch (a.id) {
+        case 1:
+          if (typeof result === 'number') this.view.raise(Commitment.Confirmed, result);
+          break;
+        case 2:
+          this.learnLatest(result);
+          break;
+        case 3:
+          if (typeof result === 'number') this.view.raise(Commitment.Processed, result);
+          break;
+        case 4:
+          if (typeof result === 'number') this.view.raise(Commitment.Finalized, result);
+          break;
+      }
+    }
+  }
+
+  private async pollOneByOne(): Promise<void> {
+    if (!this.streaming) {
+      const processed = await this.call(PROCESSED_SLOT);
+      if (typeof processed === 'number') this.view.raise(Commitment.Processed, processed);
+      const finalized = await this.call(FINALIZED_SLOT);
+      if (typeof finalized === 'number') this.view.raise(Commitment.Finalized, finalized);
+    }
+    const confirmed = await this.call(CONFIRMED_SLOT);
+    if (typeof confirmed === 'number') this.view.raise(Commitment.Confirmed, confirmed);
+    this.learnLatest(await this.call(LATEST_BLOCKHASH));
+  }
+
+  /** A getLatestBlockhash result: the book learns its blockhash at its context slot. */
+  private learnLatest(result: unknown): void {
+    const latest = result as { context?: { slot?: unknown }; value?: { blockhash?: unknown } } | undefined;
+    const slot = latest?.context?.slot;
+    const hash = latest?.value?.blockhash;
+    if (typeof slot !== 'number' || typeof hash !== 'string') return;
+    const text = Buffer.from(hash);
+    this.book.learnBase58(text, 0, text.length, slot);
+    this.view.raise(Commitment.Processed, slot);
+  }
+
   /** One poll round; never throws (a failing node is the health prober's business). */
   async poll(): Promise<PollResult> {
     if (this.polling || this.stopped) return { ok: false, error: 'busy' };
     this.polling = true;
     this.polls++;
     try {
-      if (!this.streaming) {
-        const processed = await this.call(PROCESSED_SLOT);
-        if (typeof processed === 'number') this.view.raise(Commitment.Processed, processed);
-        const finalized = await this.call(FINALIZED_SLOT);
-        if (typeof finalized === 'number') this.view.raise(Commitment.Finalized, finalized);
-      }
-      const confirmed = await this.call(CONFIRMED_SLOT);
-      if (typeof confirmed === 'number') this.view.raise(Commitment.Confirmed, confirmed);
-      const latest = (await this.call(LATEST_BLOCKHASH)) as { context?: { slot?: unknown }; value?: { blockhash?: unknown } } | undefined;
-      const slot = latest?.context?.slot;
-      const hash = latest?.value?.blockhash;
-      if (typeof slot === 'number' && typeof hash === 'string') {
-        const text = Buffer.from(hash);
-        this.book.learnBase58(text, 0, text.length, slot);
-        this.view.raise(Commitment.Processed, slot);
-      }
+      if (this.batched) await this.pollBatch();
+      else await this.pollOneByOne();
       this.view.clearBehind();
       if (!this.askedFirstAvailable) {
         this.askedFirstAvailable = true;

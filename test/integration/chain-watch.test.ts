@@ -48,3 +48,37 @@ for (const stream of [true, false]) {
     t.ok(book.slotOf(new Uint8Array(hash), 0) <= view.slot(Commitment.Processed), 'its slot is one the node has processed');
   });
 }
+
+t.test('a node that refuses batches is asked call by call', async (t) => {
+  const { createServer } = await import('node:http');
+  const hash = base58.decode(new Uint8Array(32).fill(7));
+  let batches = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const call = JSON.parse(body) as { id: number; method: string } | unknown[];
+      res.setHeader('content-type', 'application/json');
+      if (Array.isArray(call)) {
+        batches++;
+        res.end('{"jsonrpc":"2.0","error":{"code":-32600,"message":"batch requests are not allowed"},"id":null}');
+        return;
+      }
+      const result = call.method === 'getLatestBlockhash' ? { context: { slot: 120 }, value: { blockhash: hash, lastValidBlockHeight: 270 } } : 120;
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const node = new UpstreamNode({ id: 'nb', url, weight: 1 }, 0, POLICY, CLIENT);
+  t.teardown(() => node.probes.destroy());
+  const view = new ChainView();
+  const book = new BlockhashBook();
+  const watch = new NodeChainWatch(node, view, book, { pollMs: 40, timeoutMs: 1000, stream: false }, silentLogger());
+  watch.start();
+  t.teardown(() => watch.stop());
+  await eventually('every commitment known', () => view.slot(Commitment.Finalized) === 120 && view.slot(Commitment.Confirmed) === 120);
+  t.equal(book.slotOf(new Uint8Array(32).fill(7), 0), 120, 'the blockhash learned');
+  t.equal(batches, 1, 'one batch refused, then calls one by one');
+});
