@@ -8,6 +8,7 @@
 
 import type { Logger } from '../log.js';
 import type { LandingRow, Store } from '../store/types.js';
+import { startBackgroundWrites } from '../usage/background-writes.js';
 import { mergeRows, type LandingFigures } from './figures.js';
 
 export interface LandingFlushOptions {
@@ -47,15 +48,6 @@ export function startLandingFlush(figures: LandingFigures, store: LandingStore, 
 
   let pending = new Map<string, LandingRow>();
   let failing = false;
-  let stopped = false;
-  /** Flushes and compactions run one at a time, in order. */
-  let chain: Promise<void> = Promise.resolve();
-
-  const serial = (job: () => Promise<void>): Promise<void> => {
-    const next = chain.then(job, job);
-    chain = next.catch(() => {});
-    return next;
-  };
 
   const writeOnce = async (): Promise<void> => {
     mergeRows(pending, figures.drain());
@@ -88,31 +80,19 @@ export function startLandingFlush(figures: LandingFigures, store: LandingStore, 
     }
   };
 
-  const flush = (): Promise<void> => serial(writeOnce);
-  const compact = (): Promise<void> => serial(compactOnce);
-
-  const timer = setInterval(() => void flush(), intervalMs);
-  timer.unref();
-  let compactTimer: NodeJS.Timeout | null = null;
-  if (compactEveryMs > 0) {
-    compactTimer = setInterval(() => void compact(), compactEveryMs);
-    compactTimer.unref();
-    void compact(); // catch up after downtime
-  }
-
+  const jobs = startBackgroundWrites({
+    write: writeOnce,
+    compact: compactOnce,
+    intervalMs,
+    compactEveryMs,
+    afterLast: () => {
+      if (pending.size > 0) log.error({ rows: pending.size }, 'landing rows could not be written before exit and are lost');
+    },
+  });
   return {
-    flush,
-    compact,
+    ...jobs,
     get pendingRows() {
       return pending.size;
-    },
-    async stop() {
-      if (stopped) return chain;
-      stopped = true;
-      clearInterval(timer);
-      if (compactTimer !== null) clearInterval(compactTimer);
-      await flush();
-      if (pending.size > 0) log.error({ rows: pending.size }, 'landing rows could not be written before exit and are lost');
     },
   };
 }

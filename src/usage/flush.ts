@@ -8,6 +8,7 @@
 
 import type { Logger } from '../log.js';
 import type { Store, UsageRow } from '../store/types.js';
+import { startBackgroundWrites } from './background-writes.js';
 import type { UsageMeter } from './meter.js';
 
 export interface UsageFlushOptions {
@@ -48,15 +49,6 @@ export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlus
   let pending: UsageRow[] = [];
   let touched = new Map<string, number>();
   let failing = false;
-  let stopped = false;
-  /** Flushes and compactions run one at a time, in order. */
-  let chain: Promise<void> = Promise.resolve();
-
-  const serial = (job: () => Promise<void>): Promise<void> => {
-    const next = chain.then(job, job);
-    chain = next.catch(() => {});
-    return next;
-  };
 
   const writeOnce = async (): Promise<void> => {
     const t = now();
@@ -113,31 +105,19 @@ export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlus
     }
   };
 
-  const flush = (): Promise<void> => serial(writeOnce);
-  const compact = (): Promise<void> => serial(compactOnce);
-
-  const timer = setInterval(() => void flush(), intervalMs);
-  timer.unref();
-  let compactTimer: NodeJS.Timeout | null = null;
-  if (compactEveryMs > 0) {
-    compactTimer = setInterval(() => void compact(), compactEveryMs);
-    compactTimer.unref();
-    void compact(); // catch up after downtime
-  }
-
+  const jobs = startBackgroundWrites({
+    write: writeOnce,
+    compact: compactOnce,
+    intervalMs,
+    compactEveryMs,
+    afterLast: () => {
+      if (pending.length > 0) log.error({ rows: pending.length }, 'usage rows could not be written before exit and are lost');
+    },
+  });
   return {
-    flush,
-    compact,
+    ...jobs,
     get pendingRows() {
       return pending.length;
-    },
-    async stop() {
-      if (stopped) return chain;
-      stopped = true;
-      clearInterval(timer);
-      if (compactTimer !== null) clearInterval(compactTimer);
-      await flush();
-      if (pending.length > 0) log.error({ rows: pending.length }, 'usage rows could not be written before exit and are lost');
     },
   };
 }
