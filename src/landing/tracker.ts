@@ -180,6 +180,12 @@ export class LandingTracker implements CallOwner {
   private end(t: Tracked, outcome: Outcome, slot: number): void {
     this.tracked.delete(t.signature);
     this.tally.ended(outcome, t.nodes, t.token, slot - t.sentSlot);
+    // Each transaction's own outcome, for an operator following one (log.level debug).
+    const log = this.parts.log;
+    if (log.isLevelEnabled('debug')) {
+      const landedAt = outcome === 'landed' || outcome === 'failed' ? { slot, slots: slot - t.sentSlot } : {};
+      log.debug({ signature: t.signature, outcome, ...landedAt, ms: this.now() - t.sentAt, nodes: t.nodes }, 'tracked transaction ended');
+    }
   }
 
   /** The highest processed slot any node's chain view holds, else what the last poll saw. */
