@@ -3,24 +3,12 @@
 // per node and per token, the transactions sent, landed, expired, failed and dropped from
 // tracking, the resends, and slots-to-land as counts per slot (exact up to 63, then one bucket).
 
+import type { LandingAmounts } from '../store/types.js';
+
 /** Slots-to-land buckets: 0…63 exactly, the last for 64 or more. */
 export const SLOT_BUCKETS = 65;
 
-export interface LandingCounts {
-  /** Transactions a node accepted (an answer with a signature), each counted once per node it went to. */
-  sent: number;
-  landed: number;
-  /** The blockhash expired before the transaction landed. */
-  expired: number;
-  /** Landed with an error (the status's `err`). */
-  failed: number;
-  /** Dropped from tracking beyond routing.landing.maxTracked (the oldest first). */
-  untracked: number;
-  /** Rebroadcast copies sent (routing.landing.rebroadcastMs). */
-  resent: number;
-  /** Landed (or failed) transactions by slots from first send to landing; SLOT_BUCKETS long. */
-  slots: number[];
-}
+export type LandingCounts = LandingAmounts;
 
 /** Since the last report: node id → counts, token id → counts. */
 export interface LandingDelta {

@@ -6,35 +6,12 @@
 // what is left, so a graceful stop loses nothing. Every `compactEveryMs`, hours older than
 // `retentionDays` are deleted.
 
-import type { Logger } from '../log.js';
 import type { LandingRow, Store } from '../store/types.js';
-import { startBackgroundWrites } from '../usage/background-writes.js';
+import { startBackgroundWrites, type StoreFlush, type StoreFlushOptions } from '../usage/background-writes.js';
 import { mergeRows, type LandingFigures } from './figures.js';
 
-export interface LandingFlushOptions {
-  log: Logger;
-  /** Default 5000. */
-  intervalMs?: number;
-  /** Default 10 minutes; 0 = never compact. */
-  compactEveryMs?: number;
-  /** Days of landing kept (config `store.retentionDays`). Default 30. */
-  retentionDays?: number;
-  /** Rows kept for retry after failed writes, at most. Default 50000. */
-  maxPendingRows?: number;
-  /** Wall clock (tests). */
-  now?: () => number;
-}
-
-export interface LandingFlush {
-  /** Drains the figures and writes now (also what the timer does); resolves when written or kept for retry. */
-  flush(): Promise<void>;
-  /** Compacts now (also what the slow timer does). */
-  compact(): Promise<void>;
-  /** Stops the timers and flushes one last time. */
-  stop(): Promise<void>;
-  /** Rows waiting for a retry (after failed writes). */
-  readonly pendingRows: number;
-}
+export type LandingFlushOptions = StoreFlushOptions;
+export type LandingFlush = StoreFlush;
 
 type LandingStore = Pick<Store, 'addLanding' | 'compactLanding'>;
 

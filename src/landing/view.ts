@@ -3,13 +3,8 @@
 
 import { landedPct, slotPercentile, type LandingCounts } from './counts.js';
 
-export interface LandingJson {
-  sent: number;
-  landed: number;
-  expired: number;
-  failed: number;
-  untracked: number;
-  resent: number;
+/** The counts without their per-slot buckets, with what they give: landed % and slots-to-land p50/p90. */
+export interface LandingJson extends Omit<LandingCounts, 'slots'> {
   /** landed / (landed + failed + expired), percent with one decimal; null before any ended. */
   landedPct: number | null;
   /** Slots from the first send to landing; null before any landed. */

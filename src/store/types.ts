@@ -64,17 +64,23 @@ export interface UsageRow {
 }
 
 /**
- * Transaction landing counts (docs/landing.md "Figures"): the shape of landing/counts.ts
- * LandingCounts, restated here because the store sits below the landing layer.
+ * Transaction landing counts (docs/landing.md "Figures"), per node or per token: what the
+ * landing tracker counts, the worker report carries and the store keeps (landing/counts.ts
+ * names it LandingCounts).
  */
 export interface LandingAmounts {
+  /** Transactions a node accepted (an answer with a signature), each counted once per node it went to. */
   sent: number;
   landed: number;
+  /** The blockhash expired before the transaction landed. */
   expired: number;
+  /** Landed with an error (the status's `err`). */
   failed: number;
+  /** Left tracking without a verdict: beyond routing.landing.maxTracked (the oldest first), or unwatchable after 90 s. */
   untracked: number;
+  /** Rebroadcast copies sent (routing.landing.rebroadcastMs). */
   resent: number;
-  /** Slots-to-land counts per slot (index = slots, the last bucket for 64 or more). */
+  /** Landed (or failed) transactions by slots from first send to landing: index = slots, the last bucket for 64 or more. */
   slots: number[];
 }
 

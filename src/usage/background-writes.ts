@@ -3,8 +3,31 @@
 // overlaps another, so what a failed write kept is the only pending state), and a stop that
 // clears the timers and writes one last time.
 
+import type { Logger } from '../log.js';
+
+/** What a store flush (usage, landing) is started with. */
+export interface StoreFlushOptions {
+  log: Logger;
+  /** Default 5000. */
+  intervalMs?: number;
+  /** Default 10 minutes; 0 = never compact. */
+  compactEveryMs?: number;
+  /** Days kept (config `store.retentionDays`). Default 30. */
+  retentionDays?: number;
+  /** Rows kept for retry after failed writes, at most (each flush has its default). */
+  maxPendingRows?: number;
+  /** Wall clock (tests). */
+  now?: () => number;
+}
+
+/** A running store flush. */
+export interface StoreFlush extends BackgroundWrites {
+  /** Rows waiting for a retry (after failed writes). */
+  readonly pendingRows: number;
+}
+
 export interface BackgroundWrites {
-  /** Writes now (also what the timer does); resolves when the write ran. */
+  /** Drains and writes now (also what the timer does); resolves when written or kept for retry. */
   flush(): Promise<void>;
   /** Compacts now (also what the slow timer does). */
   compact(): Promise<void>;

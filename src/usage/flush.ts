@@ -6,35 +6,12 @@
 // deleted (the hour roll-ups already hold them) and usage older than `retentionDays` deleted per span; and tokens seen in a flush get
 // their last-used time (the flush time: the hot path reads no clock for it).
 
-import type { Logger } from '../log.js';
 import type { Store, UsageRow } from '../store/types.js';
-import { startBackgroundWrites } from './background-writes.js';
+import { startBackgroundWrites, type StoreFlush, type StoreFlushOptions } from './background-writes.js';
 import type { UsageMeter } from './meter.js';
 
-export interface UsageFlushOptions {
-  log: Logger;
-  /** Default 5000. */
-  intervalMs?: number;
-  /** Default 10 minutes; 0 = never compact. */
-  compactEveryMs?: number;
-  /** Days of usage kept (config `store.retentionDays`). Default 30. */
-  retentionDays?: number;
-  /** Rows kept for retry after failed writes, at most. Default 100000. */
-  maxPendingRows?: number;
-  /** Wall clock (tests). */
-  now?: () => number;
-}
-
-export interface UsageFlush {
-  /** Drains the meter and writes now (also what the timer does); resolves when written or kept for retry. */
-  flush(): Promise<void>;
-  /** Compacts now (also what the slow timer does). */
-  compact(): Promise<void>;
-  /** Stops the timers and flushes one last time. */
-  stop(): Promise<void>;
-  /** Rows waiting for a retry (after failed writes). */
-  readonly pendingRows: number;
-}
+export type UsageFlushOptions = StoreFlushOptions;
+export type UsageFlush = StoreFlush;
 
 const MINUTE_MS = 60_000;
 
