@@ -1,10 +1,9 @@
 // `jumpgate sim-grpc`: one simulated Yellowstone gRPC source per process (docs/grpc.md
 // "Simulated sources"), for demos and out-of-process benchmarks.
 
-import { parseArgs } from 'node:util';
 import { GeneratedFeed, DEFAULT_FEED } from '../tools/sim-grpc/feed.js';
 import { startSimGrpcSource, type SimGrpcKnobs } from '../tools/sim-grpc/server.js';
-import { numberFlag, UsageError } from './usage-error.js';
+import { numberFlag, parseFlags, UsageError } from './usage-error.js';
 
 export interface SimGrpcCli {
   host: string;
@@ -20,30 +19,20 @@ export interface SimGrpcCli {
 
 /** Parses `jumpgate sim-grpc` flags (argv excludes the command word); throws UsageError. */
 export function parseSimGrpcArgs(argv: string[]): SimGrpcCli {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'slot-ms': { type: 'string' },
-        seed: { type: 'string' },
-        accounts: { type: 'string' },
-        transactions: { type: 'string' },
-        'delay-ms': { type: 'string' },
-        'jitter-ms': { type: 'string' },
-        'drop-rate': { type: 'string' },
-        'stall-rate': { type: 'string' },
-        'stall-ms': { type: 'string' },
-        'delay-seed': { type: 'string' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0]!);
-  }
+  const { values } = parseFlags(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'slot-ms': { type: 'string' },
+    seed: { type: 'string' },
+    accounts: { type: 'string' },
+    transactions: { type: 'string' },
+    'delay-ms': { type: 'string' },
+    'jitter-ms': { type: 'string' },
+    'drop-rate': { type: 'string' },
+    'stall-rate': { type: 'string' },
+    'stall-ms': { type: 'string' },
+    'delay-seed': { type: 'string' },
+  });
   if (values.port === undefined) throw new UsageError('--port is required');
   const knobs: Partial<SimGrpcKnobs> = {};
   if (values['delay-ms'] !== undefined) knobs.delayMs = numberFlag('delay-ms', values['delay-ms'], false, 0, 600_000);

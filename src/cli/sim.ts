@@ -1,12 +1,11 @@
 // `jumpgate sim`: one or more simulated nodes of one cluster in one process, for demos and
 // out-of-process benchmarks (docs/simulator.md "The jumpgate sim command").
 
-import { parseArgs } from 'node:util';
 import { startClusterGrpcSource } from '../tools/sim-grpc/cluster-source.js';
 import type { SimGrpcKnobs, SimGrpcSource } from '../tools/sim-grpc/server.js';
 import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
 import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
-import { numberFlag, UsageError } from './usage-error.js';
+import { numberFlag, parseFlags, UsageError } from './usage-error.js';
 
 type Kind = 'int' | 'rate' | 'latency' | 'list' | 'mode' | 'bool';
 
@@ -121,12 +120,7 @@ export function parseSimArgs(argv: string[]): CliConfig {
   };
   for (const f of GRPC_FLAGS) options[f.flag] = { type: 'string' };
   for (const f of FLAGS) options[f.flag] = { type: f.kind === 'bool' ? 'boolean' : 'string' };
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options }));
-  } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0]!);
-  }
+  const values = parseFlags(argv, options).values as Record<string, string | boolean | undefined>;
   const help = values.help === true;
   if (values.port === undefined && !help) throw new UsageError('--port is required');
   const port = help ? 0 : numberFlag('port', values.port as string, true, 0, 65535);

@@ -2,7 +2,6 @@
 // nodes and a demo account: src/tools/demo/). Runs until SIGTERM/SIGINT (the stop sequence of
 // ../lifecycle/graceful-stop.ts); SIGHUP re-reads the config file.
 
-import { parseArgs } from 'node:util';
 import { ReloadError } from '../admin/reload.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -10,7 +9,7 @@ import { GracefulStop } from '../lifecycle/graceful-stop.js';
 import { startGateway } from '../lifecycle/start-gateway.js';
 import { createLogger } from '../log.js';
 import type { Demo } from '../tools/demo/start-demo.js';
-import { UsageError } from './usage-error.js';
+import { parseFlags, UsageError } from './usage-error.js';
 
 interface StartOptions {
   config?: string;
@@ -21,17 +20,12 @@ interface StartOptions {
 }
 
 function parseStart(argv: string[]): StartOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: { config: { type: 'string', short: 'c' }, port: { type: 'string' }, workers: { type: 'string' }, data: { type: 'string' } },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0]!);
-  }
+  const { values } = parseFlags(argv, {
+    config: { type: 'string', short: 'c' },
+    port: { type: 'string' },
+    workers: { type: 'string' },
+    data: { type: 'string' },
+  });
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);

@@ -2,7 +2,6 @@
 // by default) with @solana/kit, and shows the signature walk processed → confirmed →
 // finalized and both balances move (docs/simulator.md "The demo transfer").
 
-import { parseArgs } from 'node:util';
 import {
   AccountRole,
   address,
@@ -22,7 +21,7 @@ import {
   type KeyPairSigner,
 } from '@solana/kit';
 import { readKeypairFile, WALLET_FILE } from '../tools/demo/wallet.js';
-import { UsageError } from './usage-error.js';
+import { parseFlags, UsageError } from './usage-error.js';
 
 export const TRANSFER_HELP = `usage: jumpgate transfer --url RPC_URL [--to ADDRESS] [--lamports N] [--key FILE] [--wait processed|confirmed|finalized]
 
@@ -43,24 +42,14 @@ const LEVELS = ['processed', 'confirmed', 'finalized'] as const;
 const TIMEOUT_MS = 60_000;
 
 export function parseTransferArgs(argv: string[]): Options | null {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        url: { type: 'string' },
-        to: { type: 'string' },
-        lamports: { type: 'string' },
-        key: { type: 'string' },
-        wait: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0]!);
-  }
+  const { values } = parseFlags(argv, {
+    url: { type: 'string' },
+    to: { type: 'string' },
+    lamports: { type: 'string' },
+    key: { type: 'string' },
+    wait: { type: 'string' },
+    help: { type: 'boolean' },
+  });
   if (values.help === true) return null;
   if (typeof values.url !== 'string' || !/^https?:\/\//.test(values.url)) throw new UsageError('--url must be an http(s) RPC URL');
   const lamports = (values.lamports as string | undefined) ?? '1000000';
