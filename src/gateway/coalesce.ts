@@ -6,12 +6,12 @@
 // arrived, so nobody gets an answer older than they accept. Per data-plane worker: with
 // rpc.workers N, up to N identical calls reach the nodes at once.
 
+import { PARAMS_KEY } from '../rpc/bytes.js';
 import type { CallEvents, CallReach } from '../upstream/call-policy.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import type { RouteRequest, Router } from '../upstream/router.js';
 import { ID_KEY, memberSpan, trimmedSpan } from '../rpc/scan.js';
 
-const PARAMS_KEY = Buffer.from('"params"');
 /** Params longer than this are not worth a key (polling methods have tiny params). */
 const MAX_PARAMS_BYTES = 2048;
 /** Scratch span for memberSpan: one request is keyed at a time. */

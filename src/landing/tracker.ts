@@ -6,6 +6,7 @@
 // timers of their own, after the client had its answer, and never more than one status call
 // is in flight.
 
+import { PARAMS_KEY } from '../rpc/bytes.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { routable } from '../routing/node-view.js';
@@ -32,7 +33,6 @@ const HARD_MAX_AGE_MS = 300_000;
 const POLL_TIMEOUT_MS = 2_000;
 const COMMITMENTS: readonly string[] = ['processed', 'confirmed', 'finalized'];
 
-const PARAMS_KEY = Buffer.from('"params"');
 const RESULT_KEY = Buffer.from('"result":"');
 const span = new Int32Array(2);
 const fields = new SolanaFields();

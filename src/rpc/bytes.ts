@@ -14,3 +14,10 @@ export const enum Byte {
   RBRACKET = 0x5d,
   MINUS = 0x2d,
 }
+
+/** Member names the scanners look for, quoted as they stand in JSON (memberSpan's `key`). */
+export const PARAMS_KEY = Buffer.from('"params"');
+export const RESULT_KEY = Buffer.from('"result"');
+export const ERROR_KEY = Buffer.from('"error"');
+export const SLOT_KEY = Buffer.from('"slot"');
+export const COMMITMENT_KEY = Buffer.from('"commitment"');

@@ -4,7 +4,7 @@
 // Built on the primitives of json-bytes.ts: a value that does not end before `end` ends the
 // walk (nothing is recorded for it).
 
-import { Byte } from './bytes.js';
+import { Byte, ERROR_KEY, RESULT_KEY } from './bytes.js';
 import { skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
 
 /** Start and end of the outermost value, trimmed of whitespace; [0,0] when empty. */
@@ -119,9 +119,6 @@ export function rawIdOf(body: Buffer): string | null {
   if (!memberSpan(body, s, e, ID_KEY, span)) return null;
   return body.toString('utf8', span[0], span[1]);
 }
-
-const RESULT_KEY = Buffer.from('"result"');
-const ERROR_KEY = Buffer.from('"error"');
 
 /**
  * Whether a JSON-RPC answer object is an error. It has `result` or `error`, never both, so

@@ -2,7 +2,7 @@
 // (docs/solana-routing.md "Agave error classes"). A node's answer is classified by its code
 // alone, so the decision costs one table lookup and never a parse of the node's body.
 
-import { Byte } from '../rpc/bytes.js';
+import { Byte, ERROR_KEY } from '../rpc/bytes.js';
 import { skipWs, uintOf } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 
@@ -72,7 +72,6 @@ export function agaveError(code: number): AgaveError | undefined {
   return code < FIRST || code > -32001 ? undefined : BY_CODE[code - FIRST];
 }
 
-const ERROR_KEY = Buffer.from('"error"');
 const CODE_KEY = Buffer.from('"code"');
 const DATA_KEY = Buffer.from('"data"');
 const NUM_SLOTS_BEHIND_KEY = Buffer.from('"numSlotsBehind"');

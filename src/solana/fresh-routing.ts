@@ -8,7 +8,7 @@
 // pickers need no other change. What the call needs is read from its bytes once, on its first
 // pick, into fields the call carries from its constructor on.
 
-import { Byte } from '../rpc/bytes.js';
+import { Byte, COMMITMENT_KEY, PARAMS_KEY } from '../rpc/bytes.js';
 import { routable, type NodeView } from '../routing/node-view.js';
 import { skipValue, skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
@@ -82,11 +82,9 @@ export const FRESH_CAUSES = [
 const READ_NEEDS = 1;
 const READ_COMMITMENT = 2;
 
-const PARAMS_KEY = Buffer.from('"params"');
 const METHOD_KEY = Buffer.from('"method"');
 const SEND_METHOD = Buffer.from('"sendTransaction"');
 const MIN_CONTEXT_SLOT = Buffer.from('minContextSlot');
-const COMMITMENT_KEY = Buffer.from('"commitment"');
 const PROCESSED = Buffer.from('"processed"');
 const CONFIRMED = Buffer.from('"confirmed"');
 const span = new Int32Array(2);

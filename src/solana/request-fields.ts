@@ -3,13 +3,12 @@
 // transaction sits and its encoding. Read from the raw bytes the request scan already
 // validated, into one reusable object: no allocation, no JSON.parse.
 
-import { Byte } from '../rpc/bytes.js';
+import { Byte, COMMITMENT_KEY } from '../rpc/bytes.js';
 import { skipValue, skipWs, uintOf } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { commitmentOf } from './chain-view.js';
 import { TxEncoding } from './transaction-bytes.js';
 
-const COMMITMENT_KEY = Buffer.from('"commitment"');
 const PREFLIGHT_COMMITMENT_KEY = Buffer.from('"preflightCommitment"');
 const MIN_CONTEXT_SLOT_KEY = Buffer.from('"minContextSlot"');
 const ENCODING_KEY = Buffer.from('"encoding"');

@@ -3,6 +3,7 @@
 // lets the first copy through and drops the others, reading the node's bytes (no JSON.parse:
 // the hub forwards those bytes with the client's id spliced in), within a bounded memory.
 
+import { PARAMS_KEY, RESULT_KEY, SLOT_KEY } from '../../rpc/bytes.js';
 import { createHash } from 'node:crypto';
 import { memberSpan, trimmedSpan } from '../../rpc/scan.js';
 
@@ -46,11 +47,8 @@ export const SEEN_MAX = 4096;
 /** Streams with their own slot order per subscription (accounts of a programSubscribe, slotsUpdates types). */
 export const STREAMS_MAX = 4096;
 
-const PARAMS_KEY = Buffer.from('"params"');
-const RESULT_KEY = Buffer.from('"result"');
 const CONTEXT_KEY = Buffer.from('"context"');
 const VALUE_KEY = Buffer.from('"value"');
-const SLOT_KEY = Buffer.from('"slot"');
 const TYPE_KEY = Buffer.from('"type"');
 const PUBKEY_KEY = Buffer.from('"pubkey"');
 const SIGNATURE_KEY = Buffer.from('"signature"');

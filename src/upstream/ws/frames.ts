@@ -2,6 +2,7 @@
 // of a subscription (what makes two subscriptions identical), and rewriting a node's
 // notification for each client by splicing the client's subscription id into the raw bytes.
 
+import { PARAMS_KEY, RESULT_KEY, SLOT_KEY } from '../../rpc/bytes.js';
 import { ID_KEY, memberSpan, trimmedSpan } from '../../rpc/scan.js';
 import { dedupRule, type DedupRule } from './dedup.js';
 
@@ -46,10 +47,7 @@ export function canonicalJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-const PARAMS_KEY = Buffer.from('"params"');
 const SUBSCRIPTION_KEY = Buffer.from('"subscription"');
-const RESULT_KEY = Buffer.from('"result"');
-const SLOT_KEY = Buffer.from('"slot"');
 const span = new Int32Array(2);
 
 /** Where a notification's `params.subscription` sits, or null when the frame is not one. */
