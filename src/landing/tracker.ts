@@ -6,7 +6,6 @@
 // timers of their own, after the client had its answer, and never more than one status call
 // is in flight.
 
-import { PARAMS_KEY } from '../rpc/bytes.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { routable } from '../routing/node-view.js';
@@ -14,8 +13,10 @@ import { encodeBase58 } from '../solana/base58.js';
 import { Commitment } from '../solana/chain-view.js';
 import { readFields, SolanaFields } from '../solana/request-fields.js';
 import { lastBlockhash, readRecentBlockhash, TxRead } from '../solana/transaction-bytes.js';
+import { PARAMS_KEY } from '../rpc/bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import { probePost } from '../upstream/health.js';
 import type { UpstreamNode } from '../upstream/node.js';
 import type { MethodLatency, RouteRequest, Router } from '../upstream/router.js';
 import { MAX_HASHES_PER_POLL, pollBody, readPollAnswer, type PollAnswer } from './status-poll.js';
@@ -269,8 +270,7 @@ export class LandingTracker implements CallOwner {
     const hashList = [...hashes];
     this.polls++;
     try {
-      const res = await node.probes.post(node.path, pollBody(sigs, hashList), POLL_TIMEOUT_MS);
-      const answer = res.status === 200 ? readPollAnswer(res.text, sigs, hashList) : null;
+      const answer = readPollAnswer(await probePost(node, pollBody(sigs, hashList), POLL_TIMEOUT_MS), sigs, hashList);
       if (answer !== null) this.apply(sigs, answer);
     } catch (err) {
       this.parts.log.debug({ err, node: node.id }, 'landing status poll failed; the next slot asks again');

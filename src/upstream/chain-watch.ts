@@ -7,7 +7,7 @@
 // reopened with backoff. A node that refuses batches is asked call by call.
 
 import type { Logger } from 'pino';
-import { rpc, type ProbeAnswer } from './health.js';
+import { probePost, rpc, type ProbeAnswer } from './health.js';
 import type { UpstreamNode } from './node.js';
 import { UpstreamSocket } from './ws/node-socket.js';
 import type { BlockhashBook } from '../solana/blockhash-book.js';
@@ -158,9 +158,7 @@ export class NodeChainWatch {
 
   /** One request for the round (a batch): half the HTTP work of asking each in turn. */
   private async pollBatch(): Promise<void> {
-    const res = await this.node.probes.post(this.node.path, this.streaming ? ROUND_STREAMING : ROUND_POLLING, this.opts.timeoutMs);
-    if (res.status !== 200) throw new Error('HTTP ' + res.status);
-    const answers = JSON.parse(res.text) as unknown;
+    const answers = JSON.parse(await probePost(this.node, this.streaming ? ROUND_STREAMING : ROUND_POLLING, this.opts.timeoutMs)) as unknown;
     // A node (or a provider in front of it) that refuses batches is asked call by call from now on.
     if (!Array.isArray(answers)) {
       this.batched = false;

@@ -59,11 +59,16 @@ export interface ProbeAnswer {
   error?: { code?: number; message?: string; data?: { numSlotsBehind?: unknown } };
 }
 
-/** One call on the node's probe connections; rejects on a connection error, a timeout or a non-200. */
-export async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<ProbeAnswer> {
+/** One call on the node's probe connections: the answer's text; rejects on a connection error, a timeout or a non-200. */
+export async function probePost(node: UpstreamNode, body: string, timeoutMs: number): Promise<string> {
   const res = await node.probes.post(node.path, body, timeoutMs);
   if (res.status !== 200) throw new Error('HTTP ' + res.status);
-  return JSON.parse(res.text) as ProbeAnswer;
+  return res.text;
+}
+
+/** probePost's answer, parsed as one JSON-RPC answer. */
+export async function rpc(node: UpstreamNode, body: string, timeoutMs: number): Promise<ProbeAnswer> {
+  return JSON.parse(await probePost(node, body, timeoutMs)) as ProbeAnswer;
 }
 
 export type ProbeFn = (node: UpstreamNode, opts: HealthOptions) => Promise<ProbeResult>;
