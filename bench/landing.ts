@@ -71,7 +71,7 @@ async function until(what: string, check: () => Promise<boolean>, ms: number): P
   }
 }
 
-/** `jumpgate sim --nodes 3` (one cluster), each node's landing knobs set over its control API. */
+/** `jumpgate sim --nodes 3` (one cluster); the landing knobs are set once the payer is funded (setLandingKnobs). */
 async function startCluster(slotMs: number): Promise<Proc & { urls: string[] }> {
   const child = spawn(process.execPath, [CLI, 'sim', '--nodes', '3', '--port', '0', '--id', 'land', '--slot-ms', String(slotMs)], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,11 +80,15 @@ async function startCluster(slotMs: number): Promise<Proc & { urls: string[] }> 
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   await waitFor(child, /of one cluster/, 'simulated cluster');
   const urls = [...out.matchAll(/listening on (http:\/\/\S+)/g)].map((m) => m[1]!);
+  return { ...proc(child), urls };
+}
+
+/** Each node's landing knobs, over its control API: after the airdrop, which is a transaction too and would be dropped as often. */
+async function setLandingKnobs(urls: string[]): Promise<void> {
   for (let i = 0; i < urls.length; i++) {
     const r = await fetch(urls[i] + '/sim/control', { method: 'POST', body: JSON.stringify(NODES[i]) });
     if (r.status !== 200) throw new Error(`sim control: ${await r.text()}`);
   }
-  return { ...proc(child), urls };
 }
 
 function percentile(sorted: number[], p: number): number | null {
@@ -154,6 +158,7 @@ export async function runLandingBench(opts: { quick: boolean; log: (line: string
     const payer = signerFromSeed(randomBytes(32));
     await rpc(nodes[0]!.url, 'requestAirdrop', [encodeBase58(payer.pubkey), 1_000_000_000_000]);
     await until('the airdrop', async () => (await rpc(nodes[0]!.url, 'getBalance', [payer.address, { commitment: 'confirmed' }])).value > 0, 30_000);
+    await setLandingKnobs(cluster.urls);
     const fanout2 = 'routing: { broadcast: { methods: [sendTransaction], fanout: 2 }, landing: { rebroadcastMs: REBROADCAST } }';
     const gateways = [
       { path: 'jumpgate, default routing', extra: '' },
