@@ -32,6 +32,11 @@ export interface FreshCall {
   needSlot: number;
   /** Its commitment (chain-view.ts Commitment): minContextSlot's, and the level of its monotonic reads. */
   needCommitment: number;
+  /**
+   * A batch asking minContextSlot at several commitments, where the highest one does not imply
+   * the others: the slot needed at each level (indexed by Commitment, -1 none); null otherwise.
+   */
+  needByLevel: Float64Array | null;
   /** The blockhash's slot (a processed slot the node must have reached); -1 none, -2 not known yet. */
   hashSlot: number;
   /** The commitment of the send's preflight, at which the node must have the blockhash (Agave's default: finalized). */
@@ -136,6 +141,7 @@ export class FreshRouting {
       }
       known = true;
       if (call.needSlot >= 0 && n.chain.slot(call.needCommitment) < call.needSlot) mask |= n.bit;
+      else if (call.needByLevel !== null && behindAtSomeLevel(n.chain, call.needByLevel)) mask |= n.bit;
       else if (call.hashSlot === -2 || (call.hashSlot >= 0 && n.chain.slot(call.hashCommitment) < call.hashSlot)) mask |= n.bit;
     }
     return known ? mask : 0;
@@ -217,18 +223,24 @@ export class FreshRouting {
   }
 }
 
+/** The highest minContextSlot a batch asks at each commitment (scratch of readBatch). */
+const batchNeeds = new Float64Array(3);
+
 /**
  * A (sub-)batch that carries minContextSlot (docs/solana-routing.md "minContextSlot routing"):
- * it needs the highest minContextSlot among its calls, at that call's commitment (the higher
- * commitment on a tie), so the one node it goes to reached it.
+ * the one node it goes to must have reached, at each commitment, the highest minContextSlot its
+ * calls ask at that commitment. The highest slot (the higher commitment on a tie) is the call's
+ * need; the other levels are kept only when it does not imply them (a node's processed slot is
+ * at least its confirmed slot, which is at least its finalized slot).
  */
 function readBatch(call: FreshCall, start: number): void {
   const body = call.body;
   const end = body.length;
+  batchNeeds.fill(-1);
   let i = skipWs(body, start + 1, end);
   while (i < end && body[i] !== Byte.RBRACKET) {
     const e = skipValue(body, i, end);
-    if (e < 0) return;
+    if (e < 0) break;
     if (body[i] === Byte.LBRACE) {
       const send =
         memberSpan(body, i, e, METHOD_KEY, span) &&
@@ -238,6 +250,7 @@ function readBatch(call: FreshCall, start: number): void {
         readFields(send ? 'sendTransaction' : '', body, span[0]!, span[1]!, fields);
         const s = fields.minContextSlot;
         const c = fields.commitment >= 0 ? fields.commitment : DEFAULT_COMMITMENT;
+        if (s > batchNeeds[c]!) batchNeeds[c] = s;
         if (s > call.needSlot || (s === call.needSlot && s >= 0 && c > call.needCommitment)) {
           call.needSlot = s;
           call.needCommitment = c;
@@ -245,9 +258,23 @@ function readBatch(call: FreshCall, start: number): void {
       }
     }
     i = skipWs(body, e, end);
-    if (body[i] !== Byte.COMMA) return;
+    if (body[i] !== Byte.COMMA) break;
     i = skipWs(body, i + 1, end);
   }
+  if (call.needSlot < 0) return;
+  // Levels above the need's are not implied by it (a lower slot asked at a higher commitment).
+  for (let c = call.needCommitment + 1; c < 3; c++) {
+    if (batchNeeds[c]! >= 0) {
+      call.needByLevel = batchNeeds.slice();
+      return;
+    }
+  }
+}
+
+/** Whether the node is behind any level's need. */
+function behindAtSomeLevel(chain: ChainView, need: Float64Array): boolean {
+  for (let c = 0; c < 3; c++) if (need[c]! >= 0 && chain.slot(c) < need[c]!) return true;
+  return false;
 }
 
 /** A (sub-)batch's monotonic level: the lowest commitment it names, so that none of its calls goes back. */

@@ -15,7 +15,6 @@ import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
 import type { RouteRequest, Router } from './router.js';
 import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
-
 export { onInternalError } from './transport.js';
 
 export interface CallOwner {
@@ -146,6 +145,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   freshRead = 0;
   needSlot = -1;
   needCommitment = 0;
+  needByLevel: Float64Array | null = null;
   hashSlot = -1;
   hashCommitment = 0;
   hash: Uint8Array | null = null;

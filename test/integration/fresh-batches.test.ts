@@ -1,6 +1,6 @@
 // minContextSlot inside JSON-RPC batches (docs/solana-routing.md "minContextSlot routing"), through
 // the gateway, against simulated nodes at 0, 10 and 20 slots of lag: each sub-batch goes to a
-// node that reached the highest minContextSlot among its calls, at that call's commitment, so
+// node that reached, at each commitment its calls name, the highest minContextSlot asked there, so
 // no call of it is answered -32016 by a node behind it.
 
 import t from 'tap';
@@ -94,6 +94,38 @@ t.test("the minContextSlot is read at its call's commitment", async (t) => {
   t.equal(waited.nodes, 'n0');
   t.ok(slotOf(waited.answers[0]!) >= ahead, 'answered once a node reached it');
   t.ok(h.gw.pool.fresh!.count(0) >= 1, 'counted as a wait');
+});
+
+t.test('a batch asking minContextSlot at several commitments needs a node that reached each', async (t) => {
+  const h = await setup(t);
+  const pool = h.gw.pool;
+  // n1's processed slot (n0 and n1 reached it) is the batch's highest; n0's finalized slot (only
+  // n0 finalized it) is lower, at a higher commitment, and must hold too.
+  const processed = pool.nodes[1]!.chain.slot(Commitment.Processed);
+  const finalized = pool.nodes[0]!.chain.slot(Commitment.Finalized);
+  t.ok(processed > finalized, 'the processed need is the highest slot');
+  const key = (() => {
+    for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`m${i}`)) === 1) return `m${i}`;
+  })();
+  const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
+  t.equal((await batch(h, [['getSlot', [{ commitment: 'processed' }]]], headers)).nodes, 'n1', "the key's own node is n1");
+  for (let i = 0; i < 5; i++) {
+    const r = await batch(
+      h,
+      [
+        ['getBalance', [ACCOUNT, { commitment: 'processed', minContextSlot: processed }]],
+        ['getBalance', [ACCOUNT, { commitment: 'finalized', minContextSlot: finalized }]],
+      ],
+      headers,
+    );
+    t.equal(r.nodes, 'n0', 'n1 processed the slot but has not finalized the other');
+    t.same(
+      r.answers.map((a) => a.error?.code ?? null),
+      [null, null],
+      'no call answered -32016',
+    );
+    t.ok(slotOf(r.answers[1]!) >= finalized);
+  }
 });
 
 t.test('sub-batches: each goes by its own calls', async (t) => {
