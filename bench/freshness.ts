@@ -19,6 +19,8 @@ const ADMIN_TOKEN = 'bench-admin-freshness-0123456789';
 /** jumpgate_fresh_routing_total causes shown per jumpgate row. */
 const CAUSES = ['waited_context_slot', 'waited_blockhash', 'sent_to_freshest'] as const;
 const LAGS = [0, 30, 120];
+/** The control row: jumpgate routing as in S1, without fresh routing. */
+export const PLAIN_ROW = 'jumpgate without fresh routing (chainWatch off)';
 const CLIENTS = 16;
 /** One call in SEND_EVERY is a sendTransaction, the others reads. */
 const SEND_EVERY = 5;
@@ -251,16 +253,24 @@ export async function runFreshness(o: { quick: boolean; log: (s: string) => void
     );
     const admin = `http://127.0.0.1:${adminPort}`;
     stops.push(() => gw.stop());
+    // The control: the same gateway without a chain watch routes as S1 does (no fresh routing,
+    // docs/solana-routing.md), so the CPU fresh routing costs is the ratio of the two at one load.
+    const plain = await startGatewayProc(nodes, TOKEN, `health: { intervalMs: 400, chainWatch: false }\naffinity: { keyRate: 1000000, keyBurst: 1000000 }`);
+    stops.push(() => plain.stop());
     // The chain watch's first views (a few polls and the slot streams), then what the gateway spends idle.
     await new Promise((r) => setTimeout(r, 500));
-    const idleCpu0 = gw.cpuSeconds();
+    const idleCpu0 = [gw.cpuSeconds(), plain.cpuSeconds()];
     await new Promise((r) => setTimeout(r, 1000));
-    const gwIdleCpuPerSecond = gw.cpuSeconds() - idleCpu0;
+    const idlePerSecond = new Map<Proc, number>([
+      [gw, gw.cpuSeconds() - idleCpu0[0]!],
+      [plain, plain.cpuSeconds() - idleCpu0[1]!],
+    ]);
     const gwUrl = `${gw.url}/api-token/${TOKEN}`;
     const none = (): Record<string, string> => ({});
     const targets: (Target | FreshnessRow)[] = [
       { name: 'direct to a random node', url: () => cluster.urls[Math.floor(Math.random() * 3)]!, headers: none, proc: null, admin: null },
       { name: 'jumpgate, default routing', url: () => gwUrl, headers: none, proc: gw, admin },
+      { name: PLAIN_ROW, url: () => `${plain.url}/api-token/${TOKEN}`, headers: none, proc: plain, admin: null },
       {
         name: 'jumpgate, key affinity',
         url: () => gwUrl,
@@ -283,7 +293,7 @@ export async function runFreshness(o: { quick: boolean; log: (s: string) => void
         continue;
       }
       o.log(`[freshness] ${t.name}…`);
-      const idle = t.proc === gw ? gwIdleCpuPerSecond : 0;
+      const idle = t.proc === null ? 0 : (idlePerSecond.get(t.proc) ?? 0);
       // Connections opened and code warmed before the measured window.
       await measure(t, fresh, o.quick ? 500 : 2000, payer.address, idle);
       const r = await measure(t, fresh, ms, payer.address, idle);
@@ -317,6 +327,13 @@ export function freshnessTable(r: FreshnessResult): string {
     lines.push(
       `| ${x.target} | ${x.calls} (${x.sends}) | ${x.minContextPer10k} | ${x.blockhashNotFoundPer10k} | ${x.otherErrors} | ${f2(x.p50Ms)} | ${f2(x.p99Ms)} | ${f2(x.addedP50Ms)} | ${f2(x.addedP99Ms)} | ${x.cpuUsPerCall ?? '–'} | ${x.cpuUsPerCallOverIdle ?? '–'} | ${x.fresh === null ? '–' : `${x.fresh.waited_context_slot} / ${x.fresh.waited_blockhash}, ${x.fresh.sent_to_freshest}`} |`,
     );
+  }
+  const plain = r.rows.find((x) => x.target === PLAIN_ROW && x.skipped === null)?.cpuUsPerCallOverIdle ?? null;
+  if (plain !== null && plain > 0) {
+    const ratios = r.rows
+      .filter((x) => x.fresh !== null && x.cpuUsPerCallOverIdle !== null)
+      .map((x) => `${x.target.replace('jumpgate, ', '')} ${(x.cpuUsPerCallOverIdle! / plain).toFixed(2)}×`);
+    lines.push('', `CPU per call over idle against the same load without fresh routing (${plain} µs): ${ratios.join(', ')}`);
   }
   return lines.join('\n');
 }

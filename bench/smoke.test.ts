@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { PLAIN_ROW } from './freshness.js';
 
 const RUNNER = new URL('./run.js', import.meta.url).pathname;
 
@@ -212,7 +213,7 @@ t.test('npm run bench -- freshness --quick: no -32016 or BlockhashNotFound throu
   }[];
   t.same(
     rows.map((r) => r.target),
-    ['direct to a random node', 'jumpgate, default routing', 'jumpgate, key affinity', 'nginx round-robin'],
+    ['direct to a random node', 'jumpgate, default routing', PLAIN_ROW, 'jumpgate, key affinity', 'nginx round-robin'],
     'every path, nginx run or skipped',
   );
   for (const r of rows) {
@@ -221,7 +222,8 @@ t.test('npm run bench -- freshness --quick: no -32016 or BlockhashNotFound throu
       continue;
     }
     t.ok(r.calls > 0 && r.sends > 0, `${r.target}: reads and sends measured`);
-    if (r.target.startsWith('jumpgate')) {
+    if (r.target === PLAIN_ROW) t.ok(r.cpuUsPerCall !== null && r.cpuUsPerCall > 0, `${r.target}: CPU per call`);
+    else if (r.target.startsWith('jumpgate')) {
       t.equal(r.minContextPer10k, 0, `${r.target}: no -32016`);
       t.equal(r.blockhashNotFoundPer10k, 0, `${r.target}: no BlockhashNotFound`);
       t.ok(r.cpuUsPerCall !== null && r.cpuUsPerCall > 0, `${r.target}: CPU per call`);

@@ -114,7 +114,7 @@ export class UpstreamNode implements NodeView, MarkedNode {
             this,
             co.onPipeliningDropped,
           );
-    this.probes = new ProbeClient(this.origin);
+    this.probes = new ProbeClient(spec.url);
     this.labels = spec.labels;
     this.mark = new NodeMark();
     this.chain = new ChainView();

@@ -1,73 +1,190 @@
 // The health probes' own connections to one node (two at most, kept alive), so probes never
-// queue behind traffic. Built on node:http rather than undici: undici's HTTP parser is
-// WebAssembly, and compiling it costs a gateway start ~35 MB of compiler memory (peak RSS,
-// part of it kept by the allocator) plus ~7 MB for the module, for two requests a second.
-// undici is loaded only where it carries traffic (`upstream.client: undici`, node WebSockets).
+// queue behind traffic. The probes, the chain watch's polls (ten a second per node) and the
+// landing status polls all go through here, on the control plane. A lean HTTP/1.1 client on
+// the pipelined client's response parser (http1/parser.ts): node:http spent about a
+// millisecond of the control plane's CPU per poll (its request and agent objects, and the
+// garbage they leave), undici's parser is WebAssembly (~35 MB of compiler memory at start).
 
-import http from 'node:http';
-import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
+import { ProtocolError, ResponseParser, type AnswerSink } from './http1/parser.js';
 
 export interface ProbeResponse {
   status: number;
   text: string;
 }
 
-export class ProbeClient {
-  private readonly agent: http.Agent;
-  private readonly request: typeof http.request;
-  private readonly base: URL;
-  private readonly pending = new Set<Promise<ProbeResponse>>();
+/** Connections per node, at most. */
+const MAX_CONNECTIONS = 2;
+/** An idle connection closes after this long between probes (under a node's usual 5 s keep-alive). */
+const IDLE_MS = 4_000;
 
+interface Probe {
+  readonly request: string;
+  readonly timeoutMs: number;
+  readonly resolve: (r: ProbeResponse) => void;
+  readonly reject: (e: Error) => void;
+  timer: NodeJS.Timeout | null;
+}
+
+/** The error a probe fails with when its time is up (the name and message AbortSignal.timeout gives). */
+function timeoutError(): Error {
+  return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+}
+
+class ProbeConnection implements AnswerSink {
+  readonly socket: net.Socket;
+  closed = false;
+  /** The probe on it; one at a time (probes are not pipelined). */
+  probe: Probe | null = null;
+  private readonly parser = new ResponseParser();
+
+  constructor(
+    private readonly client: ProbeClient,
+    host: string,
+    port: number,
+    secure: boolean,
+  ) {
+    this.socket = secure ? tls.connect({ host, port, servername: net.isIP(host) === 0 ? host : undefined }) : net.connect({ host, port });
+    this.socket.setNoDelay(true);
+    this.socket.setTimeout(IDLE_MS, () => {
+      if (this.probe === null) this.close(null);
+    });
+    this.socket.on('data', (d: Buffer) => {
+      try {
+        this.parser.feed(d, this);
+      } catch (err) {
+        this.close(err instanceof ProtocolError ? err : new ProtocolError(String(err)));
+      }
+    });
+    this.socket.on('end', () => {
+      if (this.probe !== null && this.parser.untilClose) this.parser.endOfStream(this);
+    });
+    this.socket.on('error', (err) => this.close(err));
+    this.socket.on('close', () => this.close(new Error('socket closed')));
+  }
+
+  get unanswered(): number {
+    return this.probe === null ? 0 : 1;
+  }
+
+  send(p: Probe): void {
+    this.probe = p;
+    p.timer = setTimeout(onProbeTimeout, p.timeoutMs, this);
+    this.socket.write(p.request);
+  }
+
+  answer(status: number, close: boolean, body: Buffer): void {
+    const p = this.probe!;
+    this.probe = null;
+    clearTimeout(p.timer!);
+    if (close) this.close(null);
+    p.resolve({ status, text: body.toString('utf8') });
+    if (!this.closed) this.client.free(this);
+  }
+
+  /** Ends the connection; its probe, if any, fails with `err`. */
+  close(err: Error | null): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.destroy();
+    const p = this.probe;
+    this.probe = null;
+    if (p !== null) {
+      clearTimeout(p.timer!);
+      p.reject(err ?? new Error('connection closed'));
+    }
+    this.client.closed(this);
+  }
+}
+
+function onProbeTimeout(c: ProbeConnection): void {
+  // The answer may still come: the connection cannot carry another probe before it.
+  c.close(timeoutError());
+}
+
+export class ProbeClient {
+  private readonly host: string;
+  private readonly port: number;
+  private readonly secure: boolean;
+  /** `POST ` … up to the path, and the headers after it up to `content-length: `. */
+  private readonly headers: string;
+  private readonly connections: ProbeConnection[] = [];
+  private readonly idle: ProbeConnection[] = [];
+  private readonly waiting: Probe[] = [];
+  private readonly pending = new Set<Promise<ProbeResponse>>();
+  private shut = false;
+
+  /** `url`: the node's URL (credentials in it are sent as basic auth, as with traffic). */
   constructor(url: string) {
-    this.base = new URL(url);
-    const tls = this.base.protocol === 'https:';
-    // `timeout` closes a connection idle this long between probes (as undici's keepAliveTimeout did).
-    const opts = { keepAlive: true, maxSockets: 2, maxFreeSockets: 2, timeout: 4_000 };
-    this.agent = tls ? new https.Agent(opts) : new http.Agent(opts);
-    this.request = tls ? https.request : http.request;
+    const u = new URL(url);
+    this.secure = u.protocol === 'https:';
+    this.host = u.hostname.replace(/^\[|\]$/g, '');
+    this.port = Number(u.port) || (this.secure ? 443 : 80);
+    // The user agent lets a simulated node tell probes from traffic (sim knob slowRate spares probes).
+    let h = ` HTTP/1.1\r\nhost: ${u.host}\r\ncontent-type: application/json\r\nuser-agent: jumpgate-health\r\n`;
+    if (u.username !== '' || u.password !== '') {
+      const creds = decodeURIComponent(u.username) + ':' + decodeURIComponent(u.password);
+      h += `authorization: Basic ${Buffer.from(creds).toString('base64')}\r\n`;
+    }
+    this.headers = h + 'content-length: ';
   }
 
   /** POSTs a JSON body to `path`; rejects on a connection error or after `timeoutMs`. */
   post(path: string, body: string, timeoutMs: number): Promise<ProbeResponse> {
-    const p = this.send(path, body, timeoutMs);
+    if (this.shut) return Promise.reject(new Error('probe client closed'));
+    const p = new Promise<ProbeResponse>((resolve, reject) => {
+      const request = 'POST ' + path + this.headers + Buffer.byteLength(body) + '\r\n\r\n' + body;
+      this.dispatch({ request, timeoutMs, resolve, reject, timer: null });
+    });
     this.pending.add(p);
     const forget = (): void => void this.pending.delete(p);
     p.then(forget, forget);
     return p;
   }
 
-  private send(path: string, body: string, timeoutMs: number): Promise<ProbeResponse> {
-    return new Promise((resolve, reject) => {
-      const signal = AbortSignal.timeout(timeoutMs);
-      // The user agent lets a simulated node tell probes from traffic (sim knob slowRate spares probes).
-      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'jumpgate-health' };
-      // The URL gives host and port (an IPv6 literal loses its brackets), `path` the rest.
-      const req = this.request(this.base, { path, method: 'POST', agent: this.agent, headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', reject);
-      });
-      // Rejects with the timeout's own error (the message undici gave), not a generic abort.
-      const onAbort = (): void => {
-        reject(signal.reason as Error);
-        req.destroy();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.on('close', () => signal.removeEventListener('abort', onAbort));
-      req.on('error', reject);
-      req.end(body);
-    });
+  private dispatch(p: Probe): void {
+    const c = this.idle.pop();
+    if (c !== undefined) c.send(p);
+    else if (this.connections.length < MAX_CONNECTIONS) {
+      const fresh = new ProbeConnection(this, this.host, this.port, this.secure);
+      this.connections.push(fresh);
+      fresh.send(p);
+    } else this.waiting.push(p);
+  }
+
+  /** `c` answered: it takes the next waiting probe or waits for one. */
+  free(c: ProbeConnection): void {
+    const next = this.waiting.shift();
+    if (next !== undefined) c.send(next);
+    else this.idle.push(c);
+  }
+
+  /** `c` closed: forgotten, and a waiting probe gets a new connection. */
+  closed(c: ProbeConnection): void {
+    remove(this.connections, c);
+    remove(this.idle, c);
+    const next = this.waiting.shift();
+    if (next === undefined) return;
+    if (this.shut) next.reject(new Error('probe client closed'));
+    else this.dispatch(next);
   }
 
   /** Lets the probes in flight finish, then closes the connections. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.pending]);
-    this.agent.destroy();
+    await this.destroy();
   }
 
+  /** Closes the connections now: probes in flight fail. */
   async destroy(): Promise<void> {
-    this.agent.destroy();
+    this.shut = true;
+    for (const p of this.waiting.splice(0)) p.reject(new Error('probe client closed'));
+    for (const c of [...this.connections]) c.close(new Error('probe client closed'));
   }
+}
+
+function remove(list: ProbeConnection[], c: ProbeConnection): void {
+  const i = list.indexOf(c);
+  if (i >= 0) list.splice(i, 1);
 }
