@@ -171,11 +171,14 @@ export interface GatewayProc extends Proc {
 }
 
 /** `args`: extra CLI flags (e.g. `--workers 2`); `cli`: the gateway's entry point, another build's (`--baseline`) to measure two builds side by side. */
+/** Node flags for every gateway a scenario starts (JUMPGATE_BENCH_GATEWAY_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`: a profile of the gateway under the scenario's load). */
+const GATEWAY_NODE_FLAGS = (process.env.JUMPGATE_BENCH_GATEWAY_FLAGS ?? '').split(' ').filter((f) => f !== '');
+
 export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = '', args: string[] = [], cli = CLI): Promise<GatewayProc> {
   const port = await freePort();
   const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
   writeFileSync(file, gatewayYaml(port, nodes, token, extra));
-  const child = spawn(process.execPath, [cli, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   // Log lines are read as they come (a full pipe would stall the gateway).
   let lines = '';
   const onLog = (d: Buffer): void => {

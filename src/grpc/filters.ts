@@ -49,10 +49,27 @@ function keySet(list: string[] | undefined, max: number, limit: string, what: st
   return new Set(list.map((k) => keyBytes(k, 32, what)));
 }
 
+/**
+ * One encoding per filter name, shared by every client that uses the name: the fan-out frames an
+ * update once per distinct encoding and tells them apart by identity first (./feed.ts). Bounded:
+ * past INTERNED_MAX names, a name gets an encoding of its own (compared by content).
+ */
+const interned = new Map<string, Buffer>();
+const INTERNED_MAX = 4096;
+
+function encodedName(name: string): Buffer {
+  let b = interned.get(name);
+  if (b === undefined) {
+    b = encodeFilterNames([name]);
+    if (interned.size < INTERNED_MAX) interned.set(name, b);
+  }
+  return b;
+}
+
 class Named {
   readonly encoded: Buffer;
   constructor(readonly name: string) {
-    this.encoded = encodeFilterNames([name]);
+    this.encoded = encodedName(name);
   }
 }
 
