@@ -1,7 +1,8 @@
 // Simulated gRPC sources fed by the simulated cluster (docs/grpc.md "Simulated sources"): a real
 // transfer sent through the gateway's JSON-RPC reaches the official Yellowstone client through
 // the gateway's gRPC listener exactly once (account write and transaction), with two jittery
-// cluster-fed sources behind it, one of them on a lagging node; both sources send the same bytes.
+// cluster-fed sources behind it, one of them on a lagging node; both sources send the same bytes;
+// from_slot replays the transfer once, from a source's ledger and from the gateway's window.
 
 import * as grpc from '@grpc/grpc-js';
 import { address, createSolanaRpc, generateKeyPairSigner, lamports } from '@solana/kit';
@@ -147,4 +148,30 @@ t.test('a transfer through the gateway reaches a gRPC client once, from two clus
   );
   t.same(Buffer.from(last.account!.pubkey), Buffer.from(decodeBase58(payer.address)!), 'the payer');
   t.ok(Number(last.account!.writeVersion) > 0);
+
+  // from_slot: a cluster-fed source replays the transfer from the cluster's ledger, the gateway
+  // from the window it kept; once each, in the slot it landed in.
+  const from = Number(landed.slot) - 2;
+  const mine = { mine: { accountInclude: [payer.address], accountExclude: [], accountRequired: [] } };
+  const targets: [string, string, string | undefined][] = [
+    ['a cluster-fed source', sources[0]!.url, undefined],
+    ['the gateway', gw.grpc!.url, TOKEN],
+  ];
+  for (const [what, url, token] of targets) {
+    const replay = await subscribe(url, token, { transactions: mine, slots: { s: {} }, commitment: 0, fromSlot: String(from) });
+    t.teardown(() => replay.close());
+    // Until the stream is live past the transfer's slot: a doubled replay would have come by then.
+    await eventually(
+      `${what}: live past the transfer's slot`,
+      () => replay.updates.some((u) => u.slot !== undefined && Number(u.slot.slot) >= Number(landed.slot) + 5),
+      DEADLINE_MS,
+    );
+    const replayed = replay.updates.filter((u) => u.transaction !== undefined && sigOf(u) === okSig);
+    t.equal(replayed.length, 1, `${what}: the transfer replayed once`);
+    t.equal(Number(replayed[0]?.transaction!.slot), Number(landed.slot), `${what}: in its slot`);
+    // The first processed slot (a confirmed or finalized status names a slot further back).
+    const firstSlot = replay.updates.find((u) => u.slot !== undefined && u.slot.status === 0)!.slot!;
+    t.ok(Number(firstSlot.slot) >= from && Number(firstSlot.slot) <= from + 1, `${what}: starts at from_slot`);
+    replay.close();
+  }
 });
