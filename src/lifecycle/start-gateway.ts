@@ -26,7 +26,7 @@ import type { FullStore } from '../store/types.js';
 import type { UsageFlush } from '../usage/flush.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { SubscriptionHub } from '../upstream/ws/hub.js';
-import { startGrpcListener, type GrpcListener } from '../grpc/listener.js';
+import type { GrpcListener } from '../grpc/listener.js';
 
 export interface Gateway {
   readonly port: number;
@@ -164,6 +164,8 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   let grpc: GrpcListener | null = null;
   if (config.grpc.port !== 0 || opts.grpcEphemeral === true) {
     const g = config.grpc;
+    // Loaded only when served: gRPC and protobuf cost a gateway ~29 MB of RSS.
+    const { startGrpcListener } = await import('../grpc/listener.js');
     const started = await startGrpcListener({ ...g, stallMs: g.sourceStallMs, tokens, usage: holder.usage, registry: metrics.registry, tls, log });
     stops.add(() => started.close());
     grpc = started;
