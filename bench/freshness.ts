@@ -1,10 +1,10 @@
 // Fresh-state routing side by side (docs/solana-routing.md; docs/benchmarks.md "Freshness:
 // minContextSlot reads and fresh-blockhash sends"): three simulated nodes of one cluster at 0,
-// 30 and 120 slots of lag. Clients read getBalance with
+// 30 and 120 slots of lag. Clients, paced to a fixed rate, read getBalance with
 // minContextSlot equal to the processed slot they last saw from the freshest node, and send real
 // signed transfers over a blockhash taken from the freshest node (preflight at confirmed). The
-// same load goes direct to a random node, through jumpgate (default routing, and key affinity)
-// and through nginx round-robin; per path: the -32016 and BlockhashNotFound answers clients see
+// same load goes direct to a random node, through jumpgate (default routing, key affinity, and
+// without fresh routing as the control) and through nginx round-robin; per path: the -32016 and BlockhashNotFound answers clients see
 // per 10,000 calls, p50/p99 latency added over direct, and the proxy's CPU per request.
 // Run: npm run bench -- freshness [--quick]
 
@@ -22,6 +22,15 @@ const LAGS = [0, 30, 120];
 /** The control row: jumpgate routing as in S1, without fresh routing. */
 export const PLAIN_ROW = 'jumpgate without fresh routing (chainWatch off)';
 const CLIENTS = 16;
+/**
+ * Calls per second over all clients, paced (each client sends on its own schedule, and waits
+ * for its answer first when one is late): about 60% of what the simulated cluster executes, so
+ * latency is each path's own, not queueing in a saturated node, and every path carries the same
+ * load for the CPU comparison.
+ */
+const RATE = 1500;
+/** Measured rounds per path, in alternating order. */
+const ROUNDS = 2;
 /** One call in SEND_EVERY is a sendTransaction, the others reads. */
 const SEND_EVERY = 5;
 /** Transfers signed per refresh of the freshest blockhash (every 100 ms): more than the sends in that time. */
@@ -55,6 +64,8 @@ export interface FreshnessResult {
   lags: number[];
   secondsPerPath: number;
   clients: number;
+  /** Calls per second offered, over all clients (absent in results of closed-loop runs). */
+  rate?: number;
   rows: FreshnessRow[];
 }
 
@@ -148,21 +159,36 @@ interface Target {
   admin: string | null;
 }
 
-async function measure(
-  target: Target,
-  fresh: Freshest,
-  ms: number,
-  account: string,
-  idleCpuPerSecond: number,
-): Promise<Omit<FreshnessRow, 'addedP50Ms' | 'addedP99Ms'>> {
+/** What one path's measured rounds add up to. */
+interface Tally {
+  latencies: number[];
+  calls: number;
+  reads: number;
+  sends: number;
+  minContext: number;
+  blockhash: number;
+  otherErrors: number;
+  /** The proxy's CPU seconds over the rounds, and what it would have spent idle in that time. */
+  cpu: number;
+  idle: number;
+  fresh: Record<(typeof CAUSES)[number], number> | null;
+}
+
+function newTally(): Tally {
+  return { latencies: [], calls: 0, reads: 0, sends: 0, minContext: 0, blockhash: 0, otherErrors: 0, cpu: 0, idle: 0, fresh: null };
+}
+
+/** One round of `ms` on `target`, added into `tally`. */
+async function measure(target: Target, fresh: Freshest, ms: number, account: string, idleCpuPerSecond: number, tally: Tally): Promise<void> {
   const counts0 = target.admin === null ? null : await freshCounts(target.admin);
-  const latencies: number[] = [];
-  const row = { target: target.name, skipped: null, calls: 0, reads: 0, sends: 0, minContext: 0, blockhash: 0, otherErrors: 0 };
   const cpu0 = target.proc?.cpuSeconds() ?? 0;
   const start = performance.now();
   const end = start + ms;
+  const interval = (CLIENTS * 1000) / RATE;
   const client = async (c: number): Promise<void> => {
-    for (let n = c; performance.now() < end; n++) {
+    for (let n = c, at = start + (c * interval) / CLIENTS; performance.now() < end; n++, at += interval) {
+      const wait = at - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const tx = n % SEND_EVERY === 0 ? fresh.next() : null;
       const body =
         tx !== null
@@ -172,40 +198,46 @@ async function measure(
       try {
         const res = await fetch(target.url(), { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers(c) }, body });
         const text = await res.text();
-        latencies.push(performance.now() - t0);
-        row.calls++;
-        if (tx !== null) row.sends++;
-        else row.reads++;
+        tally.latencies.push(performance.now() - t0);
+        tally.calls++;
+        if (tx !== null) tally.sends++;
+        else tally.reads++;
         if (!text.includes('"error"')) continue;
-        if (text.includes('"code":-32016')) row.minContext++;
-        else if (text.includes('BlockhashNotFound')) row.blockhash++;
-        else row.otherErrors++;
+        if (text.includes('"code":-32016')) tally.minContext++;
+        else if (text.includes('BlockhashNotFound')) tally.blockhash++;
+        else tally.otherErrors++;
       } catch {
-        row.otherErrors++;
+        tally.otherErrors++;
       }
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-  const cpu = (target.proc?.cpuSeconds() ?? 0) - cpu0;
-  const idle = (idleCpuPerSecond * (performance.now() - start)) / 1000;
-  const counts1 = target.admin === null ? null : await freshCounts(target.admin);
-  const routed = counts0 === null ? null : (Object.fromEntries(CAUSES.map((c) => [c, counts1![c]! - counts0[c]!])) as FreshnessRow['fresh']);
-  const sorted = Float64Array.from(latencies).sort();
-  const per10k = (k: number): number => (row.calls === 0 ? 0 : Math.round((k / row.calls) * 10_000 * 10) / 10);
+  tally.cpu += (target.proc?.cpuSeconds() ?? 0) - cpu0;
+  tally.idle += (idleCpuPerSecond * (performance.now() - start)) / 1000;
+  if (counts0 === null) return;
+  const counts1 = await freshCounts(target.admin!);
+  tally.fresh ??= Object.fromEntries(CAUSES.map((c) => [c, 0])) as Tally['fresh'];
+  for (const c of CAUSES) tally.fresh![c] += counts1[c]! - counts0[c]!;
+}
+
+function rowOf(target: Target, t: Tally): Omit<FreshnessRow, 'addedP50Ms' | 'addedP99Ms'> {
+  const sorted = Float64Array.from(t.latencies).sort();
+  const per10k = (k: number): number => (t.calls === 0 ? 0 : Math.round((k / t.calls) * 10_000 * 10) / 10);
+  const perCall = (cpu: number): number | null => (target.proc === null || t.calls === 0 ? null : Math.round((cpu / t.calls) * 1e6 * 10) / 10);
   return {
-    target: row.target,
+    target: target.name,
     skipped: null,
-    calls: row.calls,
-    reads: row.reads,
-    sends: row.sends,
-    minContextPer10k: per10k(row.minContext),
-    blockhashNotFoundPer10k: per10k(row.blockhash),
-    otherErrors: row.otherErrors,
+    calls: t.calls,
+    reads: t.reads,
+    sends: t.sends,
+    minContextPer10k: per10k(t.minContext),
+    blockhashNotFoundPer10k: per10k(t.blockhash),
+    otherErrors: t.otherErrors,
     p50Ms: pct(sorted, 50),
     p99Ms: pct(sorted, 99),
-    cpuUsPerCall: target.proc === null || row.calls === 0 ? null : Math.round((cpu / row.calls) * 1e6 * 10) / 10,
-    cpuUsPerCallOverIdle: target.proc === null || row.calls === 0 ? null : Math.round((Math.max(0, cpu - idle) / row.calls) * 1e6 * 10) / 10,
-    fresh: routed,
+    cpuUsPerCall: perCall(t.cpu),
+    cpuUsPerCallOverIdle: perCall(Math.max(0, t.cpu - t.idle)),
+    fresh: t.fresh,
   };
 }
 
@@ -259,11 +291,13 @@ export async function runFreshness(o: { quick: boolean; log: (s: string) => void
     stops.push(() => plain.stop());
     // The chain watch's first views (a few polls and the slot streams), then what the gateway spends idle.
     await new Promise((r) => setTimeout(r, 500));
+    // Over 3 s: the CPU clock ticks in 10 ms, a tick over 1 s was 7 µs a call at this rate.
+    const idleSeconds = o.quick ? 1 : 3;
     const idleCpu0 = [gw.cpuSeconds(), plain.cpuSeconds()];
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
     const idlePerSecond = new Map<Proc, number>([
-      [gw, gw.cpuSeconds() - idleCpu0[0]!],
-      [plain, plain.cpuSeconds() - idleCpu0[1]!],
+      [gw, (gw.cpuSeconds() - idleCpu0[0]!) / idleSeconds],
+      [plain, (plain.cpuSeconds() - idleCpu0[1]!) / idleSeconds],
     ]);
     const gwUrl = `${gw.url}/api-token/${TOKEN}`;
     const none = (): Record<string, string> => ({});
@@ -286,17 +320,25 @@ export async function runFreshness(o: { quick: boolean; log: (s: string) => void
       stops.push(() => nginx.stop());
       targets.push({ name: 'nginx round-robin', url: () => nginx.url, headers: none, proc: nginx, admin: null });
     }
+    const measured = targets.filter((t): t is Target => !('skipped' in t));
+    const idleOf = (t: Target): number => (t.proc === null ? 0 : (idlePerSecond.get(t.proc) ?? 0));
+    // Connections opened and code warmed before the measured rounds.
+    for (const t of measured) await measure(t, fresh, o.quick ? 500 : 2000, payer.address, idleOf(t), newTally());
+    // Rounds alternate the order (like S1-S5), so no path always follows the same one.
+    const tallies = new Map(measured.map((t) => [t, newTally()]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of round % 2 === 0 ? measured : [...measured].reverse()) {
+        o.log(`[freshness] round ${round + 1}: ${t.name}…`);
+        await measure(t, fresh, ms / ROUNDS, payer.address, idleOf(t), tallies.get(t)!);
+      }
+    }
     const rows: FreshnessRow[] = [];
     for (const t of targets) {
       if ('skipped' in t) {
         rows.push(t);
         continue;
       }
-      o.log(`[freshness] ${t.name}…`);
-      const idle = t.proc === null ? 0 : (idlePerSecond.get(t.proc) ?? 0);
-      // Connections opened and code warmed before the measured window.
-      await measure(t, fresh, o.quick ? 500 : 2000, payer.address, idle);
-      const r = await measure(t, fresh, ms, payer.address, idle);
+      const r = rowOf(t, tallies.get(t)!);
       const direct = rows[0];
       rows.push({
         ...r,
@@ -304,7 +346,7 @@ export async function runFreshness(o: { quick: boolean; log: (s: string) => void
         addedP99Ms: direct === undefined ? null : r.p99Ms - direct.p99Ms,
       });
     }
-    return { lags: LAGS, secondsPerPath: ms / 1000, clients: CLIENTS, rows };
+    return { lags: LAGS, secondsPerPath: ms / 1000, clients: CLIENTS, rate: RATE, rows };
   } finally {
     for (const s of stops.reverse()) await s().catch(() => undefined);
   }
@@ -314,7 +356,7 @@ const f2 = (x: number | null): string => (x === null ? '–' : x.toFixed(2));
 
 export function freshnessTable(r: FreshnessResult): string {
   const lines = [
-    `**Freshness: nodes at ${r.lags.join(', ')} slots of lag, ${r.clients} clients, ${r.secondsPerPath} s per path; reads with minContextSlot = the freshest node's last slot, transfers over its newest blockhash (1 call in ${SEND_EVERY})**`,
+    `**Freshness: nodes at ${r.lags.join(', ')} slots of lag, ${r.clients} clients at ${r.rate ?? 'as many as answered'} calls/s in all, ${r.secondsPerPath} s per path; reads with minContextSlot = the freshest node's last slot, transfers over its newest blockhash (1 call in ${SEND_EVERY})**`,
     '',
     '| path | calls (sends) | -32016 per 10k | BlockhashNotFound per 10k | other errors | p50 ms | p99 ms | added p50 | added p99 | CPU µs/call | over idle | waited: slot / blockhash, then freshest |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -328,12 +370,19 @@ export function freshnessTable(r: FreshnessResult): string {
       `| ${x.target} | ${x.calls} (${x.sends}) | ${x.minContextPer10k} | ${x.blockhashNotFoundPer10k} | ${x.otherErrors} | ${f2(x.p50Ms)} | ${f2(x.p99Ms)} | ${f2(x.addedP50Ms)} | ${f2(x.addedP99Ms)} | ${x.cpuUsPerCall ?? '–'} | ${x.cpuUsPerCallOverIdle ?? '–'} | ${x.fresh === null ? '–' : `${x.fresh.waited_context_slot} / ${x.fresh.waited_blockhash}, ${x.fresh.sent_to_freshest}`} |`,
     );
   }
-  const plain = r.rows.find((x) => x.target === PLAIN_ROW && x.skipped === null)?.cpuUsPerCallOverIdle ?? null;
-  if (plain !== null && plain > 0) {
+  const plain = r.rows.find((x) => x.target === PLAIN_ROW && x.skipped === null);
+  if (plain?.cpuUsPerCall != null && plain.cpuUsPerCall > 0) {
+    const ratio = (a: number | null, b: number | null): string => (a === null || b === null || b <= 0 ? '–' : `${(a / b).toFixed(2)}×`);
     const ratios = r.rows
-      .filter((x) => x.fresh !== null && x.cpuUsPerCallOverIdle !== null)
-      .map((x) => `${x.target.replace('jumpgate, ', '')} ${(x.cpuUsPerCallOverIdle! / plain).toFixed(2)}×`);
-    lines.push('', `CPU per call over idle against the same load without fresh routing (${plain} µs): ${ratios.join(', ')}`);
+      .filter((x) => x.fresh !== null)
+      .map(
+        (x) =>
+          `${x.target.replace('jumpgate, ', '')} ${ratio(x.cpuUsPerCall, plain.cpuUsPerCall)} (over idle ${ratio(x.cpuUsPerCallOverIdle, plain.cpuUsPerCallOverIdle)})`,
+      );
+    lines.push(
+      '',
+      `CPU per call against the same load without fresh routing (${plain.cpuUsPerCall} µs, ${plain.cpuUsPerCallOverIdle} over idle): ${ratios.join(', ')}`,
+    );
   }
   return lines.join('\n');
 }
