@@ -381,7 +381,9 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
       }
     }
     for (let round = 1; round <= rounds; round++) {
-      for (const t of targets) {
+      // Every other round in reverse: no target always follows the same one (the direct round
+      // leaves the nodes collecting garbage from 60,000 req/s for whoever comes next).
+      for (const t of round % 2 === 1 ? targets : [...targets].reverse()) {
         // Ours: the target, both nodes (direct's target is them), the runner, the generator.
         const ours = t.process === 'node' ? [t.proc] : [t.proc, ...sims];
         const ours0 = ours.reduce((a, p) => a + p.cpuSeconds(), 0) + selfCpuSeconds();
