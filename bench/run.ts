@@ -112,7 +112,7 @@ for (const p of positionals) {
   }
 }
 const quick = values.quick === true;
-// `--baseline DIR`: a built checkout of another revision, measured beside this one (S1-S5, wsreq).
+// `--baseline DIR`: a built checkout of another revision, measured beside this one (S1-S6, wsreq).
 const baselineCli = values.baseline === undefined ? undefined : resolve(values.baseline, 'dist/src/cli/main.js');
 const file = resolve(
   values.results ?? process.env.JUMPGATE_BENCH_RESULTS ?? new URL(`../../bench/results/${quick ? 'quick' : 'latest'}.json`, import.meta.url).pathname,
@@ -175,7 +175,7 @@ async function runOne(name: Name): Promise<void> {
       break;
     }
     case 's6': {
-      const r = await runWsFanoutPeers({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log });
+      const r = await runWsFanoutPeers({ quick, clients: values['ws-clients'] === undefined ? undefined : Number(values['ws-clients']), log, baselineCli });
       console.log('\n' + wsTable(r));
       results.s6 = r;
       break;

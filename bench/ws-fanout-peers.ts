@@ -130,6 +130,8 @@ export async function runWsFanoutPeers(o: {
   procs?: number;
   seconds?: number;
   log?: (line: string) => void;
+  /** `--baseline DIR`'s CLI: another build's gateway measured after this one's. */
+  baselineCli?: string | undefined;
 }): Promise<WsScenarioResult> {
   const clients = o.clients ?? (o.quick ? 200 : 5000);
   const procs = o.procs ?? (o.quick ? 1 : 2);
@@ -232,22 +234,28 @@ export async function runWsFanoutPeers(o: {
     );
     // One node process fanning out to every client: the same one thread jumpgate has.
     rows.push(await measure(ONE_NODE, sims[0]!, [sims[0]!.url], [], [], null));
-    const adminPort = await freePort();
-    const gw = await startGatewayProc(
-      sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
-      TOKEN,
-      `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\noffload: { threads: 0 }`,
-    );
-    try {
-      rows.push(
-        await measure('jumpgate', gw, [gw.url], ['--token', TOKEN], ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
-          const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
-          const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
-          return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
-        }),
+    const gateways: [string, string | undefined][] = [['jumpgate', undefined]];
+    if (o.baselineCli !== undefined) gateways.push(['baseline', o.baselineCli]);
+    for (const [name, cli] of gateways) {
+      const adminPort = await freePort();
+      const gw = await startGatewayProc(
+        sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
+        TOKEN,
+        `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\noffload: { threads: 0 }`,
+        [],
+        cli,
       );
-    } finally {
-      await gw.stop();
+      try {
+        rows.push(
+          await measure(name, gw, [gw.url], ['--token', TOKEN], ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
+            const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
+            const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
+            return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
+          }),
+        );
+      } finally {
+        await gw.stop();
+      }
     }
     for (const name of ['nginx', 'haproxy'] as PeerName[]) {
       const missing = await peerMissing(name);
