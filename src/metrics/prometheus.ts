@@ -16,7 +16,7 @@ import type { ChainView } from '../solana/chain-view.js';
 import { computed, type Labels, type Sample } from './computed.js';
 import { landingSeries, type LandingSeriesCounts } from './landing-series.js';
 import { solanaSeries } from './solana-series.js';
-import { wsSeries } from './ws-series.js';
+import { wsSeries, type WsFigures } from './ws-series.js';
 
 export const METHOD_NONE = '(none)';
 export const METHOD_BATCH = '(batch)';
@@ -25,14 +25,6 @@ export const NODE_NONE = '(none)';
 export const NODE_MULTIPLE = '(multiple)';
 export const DEFAULT_MAX_METHODS = 256;
 const MAX_METHOD_LENGTH = 64;
-
-/** Client WebSockets, the distinct subscriptions they share, upstream subscriptions per node. */
-export interface WsFigures {
-  connections: number;
-  sharedSubscriptions: number;
-  upstreamSubscriptions: Record<string, number>;
-  redundancy: Record<string, { first: number; dropped: number }>;
-}
 
 /** What the node series read of a node. */
 export interface MetricsNode extends NodeView {

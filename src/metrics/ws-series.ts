@@ -5,7 +5,14 @@
 
 import type { Metric } from 'prom-client';
 import { computed, type Sample } from './computed.js';
-import type { WsFigures } from './prometheus.js';
+
+/** Client WebSockets, the distinct subscriptions they share, upstream subscriptions per node. */
+export interface WsFigures {
+  connections: number;
+  sharedSubscriptions: number;
+  upstreamSubscriptions: Record<string, number>;
+  redundancy: Record<string, { first: number; dropped: number }>;
+}
 
 export function wsSeries(ws: () => WsFigures | null): Metric[] {
   const out: Metric[] = [
