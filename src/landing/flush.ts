@@ -7,7 +7,7 @@
 // `retentionDays` are deleted.
 
 import type { LandingRow, Store } from '../store/types.js';
-import { startBackgroundWrites, type StoreFlush, type StoreFlushOptions } from '../usage/background-writes.js';
+import { startStoreFlush, type StoreFlush, type StoreFlushOptions } from '../usage/background-writes.js';
 import { mergeRows, type LandingFigures } from './figures.js';
 
 export type LandingFlushOptions = StoreFlushOptions;
@@ -17,11 +17,7 @@ type LandingStore = Pick<Store, 'addLanding' | 'compactLanding'>;
 
 export function startLandingFlush(figures: LandingFigures, store: LandingStore, opts: LandingFlushOptions): LandingFlush {
   const log = opts.log;
-  const intervalMs = opts.intervalMs ?? 5000;
-  const compactEveryMs = opts.compactEveryMs ?? 600_000;
-  const retentionDays = opts.retentionDays ?? 30;
   const maxPending = Math.max(1, opts.maxPendingRows ?? 50_000);
-  const now = opts.now ?? Date.now;
 
   let pending = new Map<string, LandingRow>();
   let failing = false;
@@ -49,27 +45,10 @@ export function startLandingFlush(figures: LandingFigures, store: LandingStore, 
     }
   };
 
-  const compactOnce = async (): Promise<void> => {
-    try {
-      await store.compactLanding(now(), retentionDays);
-    } catch (err) {
-      log.error({ err }, 'landing compaction failed; retrying next time');
-    }
-  };
-
-  const jobs = startBackgroundWrites({
+  return startStoreFlush(opts, {
+    what: 'landing',
     write: writeOnce,
-    compact: compactOnce,
-    intervalMs,
-    compactEveryMs,
-    afterLast: () => {
-      if (pending.size > 0) log.error({ rows: pending.size }, 'landing rows could not be written before exit and are lost');
-    },
+    compact: (nowMs, days) => store.compactLanding(nowMs, days),
+    pendingRows: () => pending.size,
   });
-  return {
-    ...jobs,
-    get pendingRows() {
-      return pending.size;
-    },
-  };
 }

@@ -31,21 +31,31 @@ export interface BackgroundWrites {
   flush(): Promise<void>;
   /** Compacts now (also what the slow timer does). */
   compact(): Promise<void>;
-  /** Stops the timers and writes one last time; `afterLast` then says what could not be written. */
+  /** Stops the timers and writes one last time, then logs what could not be written. */
   stop(): Promise<void>;
 }
 
-export interface BackgroundJobs {
+/** What a store flush does; startStoreFlush runs it. */
+export interface StoreFlushJobs {
+  /** What the flush writes, in its log lines ('usage', 'landing'). */
+  what: string;
+  /** Drains and writes, keeping what failed for the next write (never throws). */
   write(): Promise<void>;
-  compact(): Promise<void>;
-  intervalMs: number;
-  /** 0: never compact. */
-  compactEveryMs: number;
-  /** After the last write of a stop. */
-  afterLast(): void;
+  /** Deletes what the store keeps beyond `retentionDays` as of `nowMs`. */
+  compact(nowMs: number, retentionDays: number): Promise<void>;
+  /** Rows kept for a retry. */
+  pendingRows(): number;
 }
 
-export function startBackgroundWrites(jobs: BackgroundJobs): BackgroundWrites {
+/**
+ * Runs `jobs` on `opts`' intervals (defaults: a write every 5 s, a compaction every 10 minutes,
+ * 30 days kept): serial, a failed compaction logged and tried again next time, and a stop that
+ * writes once more and logs what could not be written.
+ */
+export function startStoreFlush(opts: StoreFlushOptions, jobs: StoreFlushJobs): StoreFlush {
+  const log = opts.log;
+  const retentionDays = opts.retentionDays ?? 30;
+  const now = opts.now ?? Date.now;
   let stopped = false;
   let chain: Promise<void> = Promise.resolve();
   const serial = (job: () => Promise<void>): Promise<void> => {
@@ -53,14 +63,22 @@ export function startBackgroundWrites(jobs: BackgroundJobs): BackgroundWrites {
     chain = next.catch(() => {});
     return next;
   };
-  const flush = (): Promise<void> => serial(jobs.write);
-  const compact = (): Promise<void> => serial(jobs.compact);
+  const compactOnce = async (): Promise<void> => {
+    try {
+      await jobs.compact(now(), retentionDays);
+    } catch (err) {
+      log.error({ err }, `${jobs.what} compaction failed; retrying next time`);
+    }
+  };
+  const flush = (): Promise<void> => serial(() => jobs.write());
+  const compact = (): Promise<void> => serial(compactOnce);
 
-  const timer = setInterval(() => void flush(), jobs.intervalMs);
+  const timer = setInterval(() => void flush(), opts.intervalMs ?? 5000);
   timer.unref();
+  const compactEveryMs = opts.compactEveryMs ?? 600_000;
   let compactTimer: NodeJS.Timeout | null = null;
-  if (jobs.compactEveryMs > 0) {
-    compactTimer = setInterval(() => void compact(), jobs.compactEveryMs);
+  if (compactEveryMs > 0) {
+    compactTimer = setInterval(() => void compact(), compactEveryMs);
     compactTimer.unref();
     void compact(); // catch up after downtime
   }
@@ -73,7 +91,11 @@ export function startBackgroundWrites(jobs: BackgroundJobs): BackgroundWrites {
       clearInterval(timer);
       if (compactTimer !== null) clearInterval(compactTimer);
       await flush();
-      jobs.afterLast();
+      const left = jobs.pendingRows();
+      if (left > 0) log.error({ rows: left }, `${jobs.what} rows could not be written before exit and are lost`);
+    },
+    get pendingRows() {
+      return jobs.pendingRows();
     },
   };
 }

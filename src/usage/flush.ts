@@ -7,7 +7,7 @@
 // their last-used time (the flush time: the hot path reads no clock for it).
 
 import type { Store, UsageRow } from '../store/types.js';
-import { startBackgroundWrites, type StoreFlush, type StoreFlushOptions } from './background-writes.js';
+import { startStoreFlush, type StoreFlush, type StoreFlushOptions } from './background-writes.js';
 import type { UsageMeter } from './meter.js';
 
 export type UsageFlushOptions = StoreFlushOptions;
@@ -17,9 +17,6 @@ const MINUTE_MS = 60_000;
 
 export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlushOptions): UsageFlush {
   const log = opts.log;
-  const intervalMs = opts.intervalMs ?? 5000;
-  const compactEveryMs = opts.compactEveryMs ?? 600_000;
-  const retentionDays = opts.retentionDays ?? 30;
   const maxPending = opts.maxPendingRows ?? 100_000;
   const now = opts.now ?? Date.now;
 
@@ -74,27 +71,10 @@ export function startUsageFlush(meter: UsageMeter, store: Store, opts: UsageFlus
     }
   };
 
-  const compactOnce = async (): Promise<void> => {
-    try {
-      await store.compactUsage(now(), retentionDays);
-    } catch (err) {
-      log.error({ err }, 'usage compaction failed; retrying next time');
-    }
-  };
-
-  const jobs = startBackgroundWrites({
+  return startStoreFlush(opts, {
+    what: 'usage',
     write: writeOnce,
-    compact: compactOnce,
-    intervalMs,
-    compactEveryMs,
-    afterLast: () => {
-      if (pending.length > 0) log.error({ rows: pending.length }, 'usage rows could not be written before exit and are lost');
-    },
+    compact: (nowMs, days) => store.compactUsage(nowMs, days),
+    pendingRows: () => pending.length,
   });
-  return {
-    ...jobs,
-    get pendingRows() {
-      return pending.length;
-    },
-  };
 }
