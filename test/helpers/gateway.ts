@@ -108,3 +108,9 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
 function isPlain(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** An affinity key whose node (its first choice in the key map) is the pool's node `index`. */
+export function keyOnNode(h: Harness, index: number): string {
+  const pool = h.gw.pool;
+  for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === index) return `k${i}`;
+}

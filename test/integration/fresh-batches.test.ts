@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Commitment } from '../../src/solana/chain-view.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, type Harness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, type Harness } from '../helpers/gateway.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 const ACCOUNT = '11111111111111111111111111111111';
@@ -57,10 +57,7 @@ t.test('a batch goes to a node that reached the highest minContextSlot among its
     );
     t.ok(slotOf(r.answers[2]!) >= tip);
   }
-  const key = (() => {
-    const pool = h.gw.pool;
-    for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === 2) return `k${i}`;
-  })();
+  const key = keyOnNode(h, 2);
   const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
   t.equal((await batch(h, [['getSlot', [{ commitment: 'processed' }]]], headers)).nodes, 'n2', "a batch without: the key's own node");
   const keyed = await batch(
@@ -104,9 +101,7 @@ t.test('a batch asking minContextSlot at several commitments needs a node that r
   const processed = pool.nodes[1]!.chain.slot(Commitment.Processed);
   const finalized = pool.nodes[0]!.chain.slot(Commitment.Finalized);
   t.ok(processed > finalized, 'the processed need is the highest slot');
-  const key = (() => {
-    for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`m${i}`)) === 1) return `m${i}`;
-  })();
+  const key = keyOnNode(h, 1);
   const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
   t.equal((await batch(h, [['getSlot', [{ commitment: 'processed' }]]], headers)).nodes, 'n1', "the key's own node is n1");
   for (let i = 0; i < 5; i++) {

@@ -10,7 +10,7 @@ import { Commitment } from '../../src/solana/chain-view.js';
 import { FreshCause } from '../../src/solana/fresh-routing.js';
 import { trueSlot } from '../../src/tools/sim/chain.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, type Harness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, type Harness } from '../helpers/gateway.js';
 import { startScriptNode, type ScriptNode } from '../helpers/script-node.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -36,9 +36,7 @@ async function setup(t: Test, archive = false): Promise<{ h: Harness; a: ScriptN
     await Promise.all([a.close(), b.close(), c.close()]);
   });
   await eventually('chain views known', () => h.gw.pool.nodes.every((n) => n.chain.slot(Commitment.Processed) > 0));
-  const pool = h.gw.pool;
-  let key = '';
-  for (let i = 0; key === ''; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === 0) key = `k${i}`;
+  const key = keyOnNode(h, 0);
   return { h, a, b, c, headers: { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key } };
 }
 

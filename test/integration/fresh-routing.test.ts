@@ -8,7 +8,7 @@ import { getBase58Codec } from '@solana/kit';
 import { Keypair, SystemProgram, Transaction } from '@solana/web3.js';
 import { Commitment } from '../../src/solana/chain-view.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, type Harness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, type Harness } from '../helpers/gateway.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -21,12 +21,6 @@ async function setup(t: Test, routing: Record<string, unknown> = {}): Promise<Ha
   const nodes = h.gw.pool.nodes;
   await eventually('every chain view known', () => nodes.every((n) => n.chain.slot(Commitment.Processed) > 0 && n.chain.slot(Commitment.Confirmed) > 0));
   return h;
-}
-
-/** A key whose node is `index`. */
-function keyOf(h: Harness, index: number): string {
-  const pool = h.gw.pool;
-  for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === index) return `k${i}`;
 }
 
 async function direct(url: string, method: string, params: unknown[] = []): Promise<any> {
@@ -48,7 +42,7 @@ t.test('minContextSlot: only nodes that reached it, under default routing and ke
     const r = await h.call('getBalance', [ACCOUNT, { commitment: 'processed', minContextSlot: slot }]);
     t.equal(r.node, 'n0', 'default routing: the node at the tip');
   }
-  const key = keyOf(h, 2);
+  const key = keyOnNode(h, 2);
   const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
   t.equal((await h.call('getBalance', [ACCOUNT], headers)).node, 'n2', "the key's own node without minContextSlot");
   t.equal((await h.call('getBalance', [ACCOUNT, { commitment: 'processed', minContextSlot: slot }], headers)).node, 'n0', 'a node that reached it with');
@@ -77,7 +71,7 @@ t.test('minContextSlot ahead of every node: waits for one, then the freshest', a
 
 t.test('sendTransaction goes only to nodes known to have its blockhash', async (t) => {
   const h = await setup(t);
-  const key = keyOf(h, 2);
+  const key = keyOnNode(h, 2);
   const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
   const payer = Keypair.generate();
   // A blockhash from the node at the tip, taken straight from it.

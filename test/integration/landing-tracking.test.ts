@@ -11,7 +11,7 @@ import { Cluster } from '../../src/tools/sim/cluster.js';
 import type { SimOptions } from '../../src/tools/sim/node.js';
 import { ConsoleClient } from '../helpers/console-client.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, type Harness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, type Harness } from '../helpers/gateway.js';
 import { signTx, transferIx } from '../helpers/kit-tx.js';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -54,15 +54,9 @@ interface Sent {
   node: string;
 }
 
-/** An affinity key whose node is `index`. */
-function keyOf(h: Harness, index: number): string {
-  const pool = h.gw.pool;
-  for (let i = 0; ; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === index) return `k${i}`;
-}
-
 /** `n` transfers signed over one finalized blockhash, each sent once through the gateway, spread over the nodes by affinity key. */
 async function sendTransfers(h: Harness, payer: KeyPairSigner, n: number): Promise<Sent[]> {
-  const keys = h.sims.map((_, i) => keyOf(h, i));
+  const keys = h.sims.map((_, i) => keyOnNode(h, i));
   const to = (await generateKeyPairSigner()).address;
   // Finalized: every node has it, so blockhash-aware routing keeps each key on its node.
   const latest = (await h.call('getLatestBlockhash', [{ commitment: 'finalized' }])).json.result.value;

@@ -10,7 +10,7 @@ import t from 'tap';
 import { Commitment } from '../../src/solana/chain-view.js';
 import { startSim } from '../../src/tools/sim/node.js';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness } from '../helpers/gateway.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 const LEVELS = ['processed', 'confirmed', 'finalized'] as const;
@@ -45,8 +45,7 @@ for (const { failover, workers } of [
     });
     const pool = h.gw.pool;
     await eventually('every chain view known', () => pool.nodes.every((n) => n.chain.slot(Commitment.Finalized) > 0));
-    let key = '';
-    for (let i = 0; key === ''; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === 0) key = `k${i}`;
+    const key = keyOnNode(h, 0);
     const headers = { 'X-Service-Affinity': 'key', 'X-Service-Affinity-Key': key };
     const seen = [-1, -1, -1];
     const regressions: string[] = [];

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, TOKEN } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, TOKEN } from '../helpers/gateway.js';
 
 const ADMIN = 'admin-token-0123456789abcdef';
 const GET_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot"}';
@@ -19,9 +19,7 @@ t.test('a key served in one worker is never given a lower slot by the other', as
   const admin = async (path: string, init: RequestInit = {}): Promise<Response> =>
     fetch(h.gw.admin!.url + path, { ...init, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' } });
   // A key whose node is n0 (the same map in every worker: same config).
-  const pool = h.gw.pool;
-  let key = '';
-  for (let i = 0; key === ''; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === 0) key = `k${i}`;
+  const key = keyOnNode(h, 0);
   const headers = { 'content-type': 'application/json', 'x-service-affinity': 'key', 'x-service-affinity-key': key };
   // One keep-alive connection: every call lands in the same worker.
   let seen = -1;

@@ -6,7 +6,7 @@
 
 import t from 'tap';
 import { eventually } from '../helpers/eventually.js';
-import { startHarness, type Harness } from '../helpers/gateway.js';
+import { keyOnNode, startHarness, type Harness } from '../helpers/gateway.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
 
@@ -45,9 +45,7 @@ async function setup(t: Test, monotonic: boolean): Promise<Setup> {
     await Promise.all(sims.map((s) => s.close()));
   });
   // A key whose node is n0.
-  const pool = h.gw.pool;
-  let key = '';
-  for (let i = 0; key === ''; i++) if (pool.keyMap.primary(pool.slot(`k${i}`)) === 0) key = `k${i}`;
+  const key = keyOnNode(h, 0);
   return { h, sims, proxy, key };
 }
 
