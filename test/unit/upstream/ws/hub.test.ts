@@ -4,9 +4,10 @@
 
 import t from 'tap';
 import { silentLogger } from '../../../../src/log.js';
-import type { ClientSub, NodeSocket, NodeSocketEvents, Subscriber } from '../../../../src/upstream/ws/hub.js';
+import type { NodeSocket, NodeSocketEvents } from '../../../../src/upstream/ws/hub.js';
 import { SubscriptionHub } from '../../../../src/upstream/ws/hub.js';
 import type { Reply } from '../../../../src/upstream/ws/node-socket.js';
+import { FakeSubscriber } from '../../../helpers/fake-subscriber.js';
 import { fakeNodes, type FakeNode, type FakeNodeSpec } from '../../../helpers/fake-node.js';
 
 /** A node socket that records what the hub asks and answers when the test says so. */
@@ -66,31 +67,6 @@ class FakeSocket implements NodeSocket {
   }
 }
 
-class FakeClient implements Subscriber {
-  readonly subs = new Map<string, ClientSub>();
-  readonly keys = new Set<string>();
-  closed = false;
-  readonly sent: string[] = [];
-  readonly notes: string[] = [];
-
-  /** Each answer's call and outcome, as usage books it: "method ok" or "method failed". */
-  readonly outcomes: string[] = [];
-
-  answer(method: string, failed: boolean, text: string): void {
-    this.sent.push(text);
-    this.outcomes.push(`${method} ${failed ? 'failed' : 'ok'}`);
-  }
-
-  notify(frame: Buffer): void {
-    this.notes.push(frame.toString());
-  }
-
-  /** Client id of the subscription the last confirmation was for. */
-  lastId(): string {
-    return String((JSON.parse(this.sent.at(-1)!) as { result: unknown }).result);
-  }
-}
-
 function setup(specs: FakeNodeSpec[] = [{}, {}]): { hub: SubscriptionHub<FakeNode>; nodes: FakeNode[]; sockets: FakeSocket[] } {
   const nodes = fakeNodes(specs);
   const sockets: FakeSocket[] = [];
@@ -107,8 +83,8 @@ const subOf = (note: string): unknown => (JSON.parse(note) as { params: { subscr
 
 t.test('identical subscriptions share one upstream subscription; each client gets its own id', async (t) => {
   const { hub, sockets } = setup();
-  const a = new FakeClient();
-  const b = new FakeClient();
+  const a = new FakeSubscriber();
+  const b = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', undefined, '1');
   hub.subscribe(b, 'slotSubscribe', [], '"x"');
   t.equal(sockets.length, 1, 'one node socket');
@@ -121,7 +97,7 @@ t.test('identical subscriptions share one upstream subscription; each client get
   t.same(hub.upstreamSubscriptions(), { [sockets[0]!.node.id]: 1 });
   t.equal(hub.sharedCount, 1);
 
-  const c = new FakeClient();
+  const c = new FakeSubscriber();
   hub.subscribe(c, 'slotSubscribe', [], '5');
   t.same(c.sent, ['{"jsonrpc":"2.0","result":2,"id":5}'], 'a later client is confirmed at once');
   t.equal(sockets[0]!.log.length, 1, 'still one upstream subscribe');
@@ -146,8 +122,8 @@ t.test('identical subscriptions share one upstream subscription; each client get
 
 t.test('a subscription the node refuses is answered to each waiting client as a failed call', async (t) => {
   const { hub, sockets } = setup();
-  const a = new FakeClient();
-  const b = new FakeClient();
+  const a = new FakeSubscriber();
+  const b = new FakeSubscriber();
   hub.subscribe(a, 'signatureSubscribe', ['bad'], '1');
   hub.subscribe(b, 'signatureSubscribe', ['bad'], '2');
   sockets[0]!.refuse(1, -32602, 'Invalid params');
@@ -158,7 +134,7 @@ t.test('a subscription the node refuses is answered to each waiting client as a 
 
 t.test('different params are different upstream subscriptions', async (t) => {
   const { hub, sockets } = setup();
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'accountSubscribe', ['Acc1', { commitment: 'confirmed', encoding: 'base64' }], '1');
   hub.subscribe(a, 'accountSubscribe', ['Acc1', { encoding: 'base64', commitment: 'confirmed' }], '2');
   hub.subscribe(a, 'accountSubscribe', ['Acc2'], '3');
@@ -168,8 +144,8 @@ t.test('different params are different upstream subscriptions', async (t) => {
 
 t.test('the last client leaving cancels the upstream subscription', async (t) => {
   const { hub, sockets } = setup();
-  const a = new FakeClient();
-  const b = new FakeClient();
+  const a = new FakeSubscriber();
+  const b = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   hub.subscribe(b, 'slotSubscribe', [], '1');
   sockets[0]!.answer(1, '42');
@@ -193,7 +169,7 @@ t.test('the last client leaving cancels the upstream subscription', async (t) =>
 
 t.test('a client leaving before the node answered: the late subscription is cancelled', async (t) => {
   const { hub, sockets } = setup();
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   hub.dropClient(a);
   sockets[0]!.answer(1, '9');
@@ -203,7 +179,7 @@ t.test('a client leaving before the node answered: the late subscription is canc
 
 t.test('subscriptions go to nodes answering probes; elsewhere only when none is left', async (t) => {
   const { hub, nodes, sockets } = setup([{ state: 'unhealthy', ewmaMs: 0.01 }, { state: 'lagging', ewmaMs: 50 }, { state: 'ejected' }]);
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   t.equal(sockets[0]!.node, nodes[1], 'the lagging node, not the faster unhealthy one');
   nodes[1]!.drained = true;
@@ -213,8 +189,8 @@ t.test('subscriptions go to nodes answering probes; elsewhere only when none is 
 
 t.test('nodeUnusable moves subscriptions to another node under the same client ids', async (t) => {
   const { hub, nodes, sockets } = setup([{}, {}]);
-  const a = new FakeClient();
-  const b = new FakeClient();
+  const a = new FakeSubscriber();
+  const b = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   hub.subscribe(b, 'slotSubscribe', [], '1');
   const first = sockets[0]!;
@@ -248,7 +224,7 @@ t.test('nodeUnusable moves subscriptions to another node under the same client i
 
 t.test('a node socket dropping moves its subscriptions too', async (t) => {
   const { hub, sockets } = setup([{}, {}]);
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   sockets[0]!.answer(1, '3');
   sockets[0]!.close();
@@ -259,7 +235,7 @@ t.test('a node socket dropping moves its subscriptions too', async (t) => {
 
 t.test('an unhealthy node is taken only when nothing answering probes is left, avoided or not', async (t) => {
   const { hub, nodes, sockets } = setup([{}, { state: 'unhealthy' }]);
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   t.equal(sockets[0]!.node, nodes[0]);
   sockets[0]!.answer(1, '3');
@@ -269,7 +245,7 @@ t.test('an unhealthy node is taken only when nothing answering probes is left, a
 
 t.test('after close, dropped sockets place nothing', async (t) => {
   const { hub, sockets } = setup([{}, {}]);
-  const a = new FakeClient();
+  const a = new FakeSubscriber();
   hub.subscribe(a, 'slotSubscribe', [], '1');
   sockets[0]!.answer(1, '3');
   hub.close();

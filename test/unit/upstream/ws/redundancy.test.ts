@@ -5,10 +5,11 @@
 import t from 'tap';
 import { silentLogger } from '../../../../src/log.js';
 import { DELIVER, DeliveryWindow, DUPLICATE, FINAL, LATE, SEEN_MAX, STREAMS_MAX } from '../../../../src/upstream/ws/dedup.js';
-import type { ClientSub, NodeSocket, NodeSocketEvents, Subscriber } from '../../../../src/upstream/ws/hub.js';
+import type { NodeSocket, NodeSocketEvents } from '../../../../src/upstream/ws/hub.js';
 import { SubscriptionHub } from '../../../../src/upstream/ws/hub.js';
 import type { Reply } from '../../../../src/upstream/ws/node-socket.js';
 import { eventually } from '../../../helpers/eventually.js';
+import { FakeSubscriber } from '../../../helpers/fake-subscriber.js';
 import { fakeNodes, type FakeNode } from '../../../helpers/fake-node.js';
 
 const frame = (method: string, result: string, sub = '7'): Buffer =>
@@ -124,20 +125,6 @@ class FakeSocket implements NodeSocket {
   }
 }
 
-class FakeClient implements Subscriber {
-  readonly subs = new Map<string, ClientSub>();
-  readonly keys = new Set<string>();
-  closed = false;
-  readonly sent: string[] = [];
-  readonly notes: string[] = [];
-  answer(_method: string, _failed: boolean, text: string): void {
-    this.sent.push(text);
-  }
-  notify(f: Buffer): void {
-    this.notes.push(f.toString());
-  }
-}
-
 function setup(count: number, redundancy: number, refusing: string[] = []) {
   const nodes = fakeNodes(Array.from({ length: count }, () => ({})));
   const sockets = new Map<string, FakeSocket>();
@@ -150,11 +137,11 @@ function setup(count: number, redundancy: number, refusing: string[] = []) {
 }
 
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
-const slotsOf = (c: FakeClient): number[] => c.notes.map((n) => (JSON.parse(n) as { params: { result: { slot: number } } }).params.result.slot);
+const slotsOf = (c: FakeSubscriber): number[] => c.notes.map((n) => (JSON.parse(n) as { params: { result: { slot: number } } }).params.result.slot);
 
 t.test('redundancy 2: two nodes hold it, each slot reaches the client once, a lost node is replaced', async (t) => {
   const { hub, sockets } = setup(3, 2);
-  const c = new FakeClient();
+  const c = new FakeSubscriber();
   hub.subscribe(c, 'slotSubscribe', undefined, '1');
   await settle();
   t.same(c.sent, ['{"jsonrpc":"2.0","result":0,"id":1}'], 'confirmed once');
@@ -193,7 +180,7 @@ t.test('redundancy 2: two nodes hold it, each slot reaches the client once, a lo
 t.test('redundancy 2 with one usable node: one placement, a second once a node comes back', async (t) => {
   const { hub, nodes, sockets } = setup(2, 2);
   nodes[1]!.state = 'unhealthy';
-  const c = new FakeClient();
+  const c = new FakeSubscriber();
   hub.subscribe(c, 'accountSubscribe', ['Acc', { commitment: 'confirmed' }], '1');
   await settle();
   t.equal(sockets.size, 1, 'only the usable node');
@@ -205,7 +192,7 @@ t.test('redundancy 2 with one usable node: one placement, a second once a node c
 
 t.test('a node refusing a subscription: the other placement serves it', async (t) => {
   const { hub, sockets, nodes } = setup(2, 2, ['n1']);
-  const c = new FakeClient();
+  const c = new FakeSubscriber();
   hub.subscribe(c, 'blockSubscribe', ['all'], '1');
   await settle();
   t.equal(sockets.size, 2);
@@ -216,7 +203,7 @@ t.test('a node refusing a subscription: the other placement serves it', async (t
 
 t.test('signatureSubscribe: the first notification ends it on every node', async (t) => {
   const { hub, sockets } = setup(2, 2);
-  const c = new FakeClient();
+  const c = new FakeSubscriber();
   hub.subscribe(c, 'signatureSubscribe', ['sig', { commitment: 'confirmed' }], '1');
   await settle();
   const [a, b] = [...sockets.values()] as [FakeSocket, FakeSocket];
@@ -233,7 +220,7 @@ t.test('signatureSubscribe: the first notification ends it on every node', async
 
 t.test('streams without a dedup rule stay on one node', async (t) => {
   const { hub, sockets } = setup(3, 3);
-  hub.subscribe(new FakeClient(), 'voteSubscribe', undefined, '1');
+  hub.subscribe(new FakeSubscriber(), 'voteSubscribe', undefined, '1');
   await settle();
   t.equal(sockets.size, 1);
   hub.close();
