@@ -1,6 +1,8 @@
 // The store's tables as the queries see them (migrations.ts creates them). Numbers may come
 // back as strings from PostgreSQL: coerce.
 
+import type { LandingAmounts } from './types.js';
+
 export interface AccountsTable {
   id: string;
   /** Lower-cased. */
@@ -74,16 +76,10 @@ export interface StackUsageTable extends Omit<UsageTable, 'token_id'> {
  * instances"): every writer adds into the counts (`x = x + excluded.x`), so instances sharing
  * one database add up.
  */
-export interface LandingHourTable {
+export interface LandingHourTable extends Omit<LandingAmounts, 'slots'> {
   kind: 'token' | 'node';
   key: string;
   start_ms: number;
-  sent: number;
-  landed: number;
-  expired: number;
-  failed: number;
-  untracked: number;
-  resent: number;
 }
 
 /** Slots-to-land of one token or node over one hour: one row per slot bucket with a count. */
