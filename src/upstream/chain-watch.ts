@@ -21,17 +21,26 @@ export interface ChainWatchOptions {
   stream: boolean;
 }
 
-const CONFIRMED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"confirmed"}]}';
-const PROCESSED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"processed"}]}';
-const FINALIZED_SLOT = '{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"finalized"}]}';
-const LATEST_BLOCKHASH = '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}';
+/**
+ * What a round asks, in this order: the confirmed slot and the latest blockhash; without a
+ * stream, the processed and finalized slots too. A call's index here is its id in a batch.
+ */
+const ASKS = [
+  '{"jsonrpc":"2.0","id":0,"method":"getSlot","params":[{"commitment":"confirmed"}]}',
+  '{"jsonrpc":"2.0","id":1,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}',
+  '{"jsonrpc":"2.0","id":2,"method":"getSlot","params":[{"commitment":"processed"}]}',
+  '{"jsonrpc":"2.0","id":3,"method":"getSlot","params":[{"commitment":"finalized"}]}',
+];
+const ASK_CONFIRMED = 0;
+const ASK_LATEST = 1;
+const ASK_PROCESSED = 2;
+const ASK_FINALIZED = 3;
+/** Asks of a round with a slot stream, and without. */
+const STREAMING_ASKS = 2;
+const POLLING_ASKS = 4;
+const ROUND_STREAMING = `[${ASKS.slice(0, STREAMING_ASKS).join(',')}]`;
+const ROUND_POLLING = `[${ASKS.join(',')}]`;
 const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
-/** A round as one batch: confirmed slot and latest blockhash, and without a stream the processed and finalized slots (ids 1-4). */
-const ROUND_STREAMING =
-  '[{"jsonrpc":"2.0","id":1,"method":"getSlot","params":[{"commitment":"confirmed"}]},{"jsonrpc":"2.0","id":2,"method":"getLatestBlockhash","params":[{"commitment":"processed"}]}]';
-const ROUND_POLLING =
-  ROUND_STREAMING.slice(0, -1) +
-  ',{"jsonrpc":"2.0","id":3,"method":"getSlot","params":[{"commitment":"processed"}]},{"jsonrpc":"2.0","id":4,"method":"getSlot","params":[{"commitment":"finalized"}]}]';
 const RESTREAM_MIN_MS = 500;
 const RESTREAM_MAX_MS = 10_000;
 
@@ -164,35 +173,21 @@ export class NodeChainWatch {
       this.batched = false;
       return this.pollOneByOne();
     }
-    for (const a of answers as (ProbeAnswer & { id?: unknown })[]) {
-      const result = this.resultOf(a);
-      switch (a.id) {
-        case 1:
-          if (typeof result === 'number') this.view.raise(Commitment.Confirmed, result);
-          break;
-        case 2:
-          this.learnLatest(result);
-          break;
-        case 3:
-          if (typeof result === 'number') this.view.raise(Commitment.Processed, result);
-          break;
-        case 4:
-          if (typeof result === 'number') this.view.raise(Commitment.Finalized, result);
-          break;
-      }
-    }
+    for (const a of answers as (ProbeAnswer & { id?: unknown })[]) if (typeof a.id === 'number') this.learn(a.id, this.resultOf(a));
   }
 
   private async pollOneByOne(): Promise<void> {
-    if (!this.streaming) {
-      const processed = await this.call(PROCESSED_SLOT);
-      if (typeof processed === 'number') this.view.raise(Commitment.Processed, processed);
-      const finalized = await this.call(FINALIZED_SLOT);
-      if (typeof finalized === 'number') this.view.raise(Commitment.Finalized, finalized);
-    }
-    const confirmed = await this.call(CONFIRMED_SLOT);
-    if (typeof confirmed === 'number') this.view.raise(Commitment.Confirmed, confirmed);
-    this.learnLatest(await this.call(LATEST_BLOCKHASH));
+    const asks = this.streaming ? STREAMING_ASKS : POLLING_ASKS;
+    for (let ask = 0; ask < asks; ask++) this.learn(ask, await this.call(ASKS[ask]!));
+  }
+
+  /** What the answer to ASKS[ask] tells the view and the book. */
+  private learn(ask: number, result: unknown): void {
+    if (ask === ASK_LATEST) return this.learnLatest(result);
+    if (typeof result !== 'number') return;
+    if (ask === ASK_CONFIRMED) this.view.raise(Commitment.Confirmed, result);
+    else if (ask === ASK_PROCESSED) this.view.raise(Commitment.Processed, result);
+    else if (ask === ASK_FINALIZED) this.view.raise(Commitment.Finalized, result);
   }
 
   /** A getLatestBlockhash result: the book learns its blockhash at its context slot. */
