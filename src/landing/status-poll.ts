@@ -5,6 +5,8 @@
 // however many transactions are tracked; its answer is parsed once (it is the gateway's own
 // call, not a client's answer passing through).
 
+import { COMMITMENT_NAMES } from '../solana/chain-view.js';
+
 /** Agave's MAX_GET_SIGNATURE_STATUSES_QUERY_ITEMS. */
 export const STATUSES_PER_CALL = 256;
 /** Blockhashes checked per poll at most (bots sign with a handful at a time). */
@@ -27,8 +29,6 @@ export interface PollAnswer {
   valid: Map<string, boolean>;
 }
 
-const LEVELS: Record<string, number> = { processed: 0, confirmed: 1, finalized: 2 };
-
 /** The batch body for `signatures` and `hashes`; ids: 0 the slot, 1… the status chunks, then the hashes. */
 export function pollBody(signatures: readonly string[], hashes: readonly string[]): string {
   let body = '[{"jsonrpc":"2.0","id":0,"method":"getSlot","params":[{"commitment":"processed"}]}';
@@ -50,8 +50,8 @@ function statusOf(v: unknown): SignatureStatus | null {
   if (v === null || typeof v !== 'object') return null;
   const s = v as { slot?: unknown; err?: unknown; confirmationStatus?: unknown };
   if (typeof s.slot !== 'number') return null;
-  const level = typeof s.confirmationStatus === 'string' ? LEVELS[s.confirmationStatus] : undefined;
-  return { slot: s.slot, level: level ?? 0, failed: s.err !== null && s.err !== undefined };
+  const level = COMMITMENT_NAMES.indexOf(s.confirmationStatus as (typeof COMMITMENT_NAMES)[number]);
+  return { slot: s.slot, level: level < 0 ? 0 : level, failed: s.err !== null && s.err !== undefined };
 }
 
 /**
@@ -70,23 +70,18 @@ export function readPollAnswer(text: string, signatures: readonly string[], hash
   for (const e of parsed as Element[]) if (e !== null && typeof e === 'object' && typeof e.id === 'number' && 'result' in e) byId.set(e.id, e.result);
   const slot = byId.get(0);
   const chunks = Math.ceil(signatures.length / STATUSES_PER_CALL);
-  const statuses = new Array<SignatureStatus | null>(signatures.length).fill(null);
-  const known = new Uint8Array(signatures.length);
+  // A signature whose chunk failed reads as UNKNOWN, not as "no status" (null) next to an expired blockhash.
+  const statuses = new Array<SignatureStatus | null>(signatures.length).fill(UNKNOWN);
   for (let c = 0; c < chunks; c++) {
     const value = (byId.get(1 + c) as { value?: unknown } | undefined)?.value;
     if (!Array.isArray(value)) continue;
-    for (let i = 0; i < value.length && c * STATUSES_PER_CALL + i < signatures.length; i++) {
-      statuses[c * STATUSES_PER_CALL + i] = statusOf(value[i]);
-      known[c * STATUSES_PER_CALL + i] = 1;
-    }
+    for (let i = 0; i < value.length && c * STATUSES_PER_CALL + i < signatures.length; i++) statuses[c * STATUSES_PER_CALL + i] = statusOf(value[i]);
   }
   const valid = new Map<string, boolean>();
   hashes.forEach((h, i) => {
     const v = (byId.get(1 + chunks + i) as { value?: unknown } | undefined)?.value;
     if (typeof v === 'boolean') valid.set(h, v);
   });
-  // A signature whose chunk failed must not read as "no status" next to an expired blockhash.
-  for (let i = 0; i < signatures.length; i++) if (known[i] === 0) statuses[i] = UNKNOWN;
   return { slot: typeof slot === 'number' ? slot : -1, statuses, valid };
 }
 
