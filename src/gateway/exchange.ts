@@ -162,6 +162,11 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       defaultMode && !a.notification && calls.coalesce.has(method) ? services.coalescer.enter(this, method, slot, timeoutMs, retrySafe, calls) : null;
     const call =
       shared ?? new UpstreamCall(this, services.router, body, method, slot, timeoutMs, retrySafe, !a.notification, 0, 0, defaultMode ? calls : calls.affine);
+    if (shared === null) {
+      // Fresh routing reads the params where the request scan found them.
+      call.paramsStart = a.paramsStart;
+      call.paramsEnd = a.paramsEnd;
+    }
     this.single = call;
     // A caller that joined another's call sent no bytes of its own.
     this.carrier = call.body === body ? call : null;

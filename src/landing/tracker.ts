@@ -147,8 +147,15 @@ export class LandingTracker implements CallOwner {
     let hash: string | null = null;
     let resend: Buffer | null = null;
     const body = call.body;
-    if (memberSpan(body, 0, body.length, PARAMS_KEY, span)) {
-      readFields('sendTransaction', body, span[0]!, span[1]!, fields);
+    // The params where the request scan found them; a sub-batch's call has none, found here.
+    let paramsStart = call.paramsStart;
+    let paramsEnd = call.paramsEnd;
+    if (paramsStart < 0 && memberSpan(body, 0, body.length, PARAMS_KEY, span)) {
+      paramsStart = span[0]!;
+      paramsEnd = span[1]!;
+    }
+    if (paramsStart >= 0) {
+      readFields('sendTransaction', body, paramsStart, paramsEnd, fields);
       if (fields.txStart >= 0) {
         if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) === TxRead.Ok) hash = encodeBase58(lastBlockhash);
         if (this.rebroadcastMs > 0) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);

@@ -5,7 +5,7 @@
 // walk (nothing is recorded for it).
 
 import { Byte, ERROR_KEY, RESULT_KEY } from './bytes.js';
-import { skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
+import { bytesAt, skipString, skipValue, skipWs, trimEnd } from './json-bytes.js';
 
 /** Start and end of the outermost value, trimmed of whitespace; [0,0] when empty. */
 export function trimmedSpan(buf: Buffer): [number, number] {
@@ -43,7 +43,7 @@ export function memberSpan(buf: Buffer, start: number, end: number, key: Buffer,
   while (i < end && buf[i] === Byte.QUOTE) {
     const keyEnd = skipString(buf, i, end);
     if (keyEnd < 0) break;
-    const isKey = keyEnd - i === key.length && buf.compare(key, 0, key.length, i, keyEnd) === 0;
+    const isKey = keyEnd - i === key.length && bytesAt(buf, i, keyEnd, key);
     i = skipWs(buf, keyEnd, end);
     if (buf[i] !== Byte.COLON) break;
     i = skipWs(buf, i + 1, end);
@@ -137,8 +137,8 @@ export function isErrorSpan(buf: Buffer, start: number, end: number): boolean {
     const keyEnd = skipString(buf, i, end);
     if (keyEnd < 0) return false;
     const len = keyEnd - i;
-    if (len === RESULT_KEY.length && buf.compare(RESULT_KEY, 0, len, i, keyEnd) === 0) return false;
-    if (len === ERROR_KEY.length && buf.compare(ERROR_KEY, 0, len, i, keyEnd) === 0) return true;
+    if (len === RESULT_KEY.length && bytesAt(buf, i, keyEnd, RESULT_KEY)) return false;
+    if (len === ERROR_KEY.length && bytesAt(buf, i, keyEnd, ERROR_KEY)) return true;
     i = skipWs(buf, keyEnd, end);
     if (buf[i] !== Byte.COLON) return false;
     const ve = skipValue(buf, skipWs(buf, i + 1, end), end);

@@ -10,7 +10,7 @@
 
 import { Byte, COMMITMENT_KEY, PARAMS_KEY } from '../rpc/bytes.js';
 import { routable, type NodeView } from '../routing/node-view.js';
-import { skipValue, skipWs } from '../rpc/json-bytes.js';
+import { bytesAt, skipValue, skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
 import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
@@ -26,6 +26,9 @@ export interface FreshNode extends NodeView {
 export interface FreshCall {
   readonly body: Buffer;
   readonly method: string;
+  /** A single request's params value in `body`, as the request scan found it; -1, -1 when not given (sub-batches, shared calls). */
+  paramsStart: number;
+  paramsEnd: number;
   /** Bits of what was read from the body (READ_NEEDS: need/hash fields final; READ_COMMITMENT: needCommitment final). */
   freshRead: number;
   /** minContextSlot, -1 when none. */
@@ -194,7 +197,7 @@ export class FreshRouting {
     call.freshRead |= READ_NEEDS;
     const body = call.body;
     const send = call.method === 'sendTransaction';
-    if (!send && body.indexOf(MIN_CONTEXT_SLOT) < 0) return;
+    if (!send && body.indexOf(MIN_CONTEXT_SLOT, call.paramsStart < 0 ? 0 : call.paramsStart) < 0) return;
     const start = skipWs(body, 0, body.length);
     if (body[start] === Byte.LBRACKET) return readBatch(call, start);
     if (!this.readOne(call, start)) return;
@@ -216,8 +219,9 @@ export class FreshRouting {
     const body = call.body;
     call.freshRead |= READ_COMMITMENT;
     call.needCommitment = DEFAULT_COMMITMENT;
-    if (body[start] !== Byte.LBRACE || !memberSpan(body, start, body.length, PARAMS_KEY, span)) return false;
-    readFields(call.method, body, span[0]!, span[1]!, fields);
+    if (call.paramsStart >= 0) readFields(call.method, body, call.paramsStart, call.paramsEnd, fields);
+    else if (body[start] === Byte.LBRACE && memberSpan(body, start, body.length, PARAMS_KEY, span)) readFields(call.method, body, span[0]!, span[1]!, fields);
+    else return false;
     if (fields.commitment >= 0) call.needCommitment = fields.commitment;
     return true;
   }
@@ -242,10 +246,7 @@ function readBatch(call: FreshCall, start: number): void {
     const e = skipValue(body, i, end);
     if (e < 0) break;
     if (body[i] === Byte.LBRACE) {
-      const send =
-        memberSpan(body, i, e, METHOD_KEY, span) &&
-        span[1]! - span[0]! === SEND_METHOD.length &&
-        body.compare(SEND_METHOD, 0, SEND_METHOD.length, span[0]!, span[1]!) === 0;
+      const send = memberSpan(body, i, e, METHOD_KEY, span) && span[1]! - span[0]! === SEND_METHOD.length && bytesAt(body, span[0]!, span[1]!, SEND_METHOD);
       if (memberSpan(body, i, e, PARAMS_KEY, span)) {
         readFields(send ? 'sendTransaction' : '', body, span[0]!, span[1]!, fields);
         const s = fields.minContextSlot;

@@ -4,7 +4,7 @@
 // validated, into one reusable object: no allocation, no JSON.parse.
 
 import { Byte, COMMITMENT_KEY } from '../rpc/bytes.js';
-import { skipValue, skipWs, uintOf } from '../rpc/json-bytes.js';
+import { bytesAt, skipValue, skipWs, uintOf } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { commitmentOf } from './chain-view.js';
 import { TxEncoding } from './transaction-bytes.js';
@@ -80,8 +80,8 @@ export function readFields(method: string, body: Buffer, paramsStart: number, pa
   if (memberSpan(body, configStart, configEnd, MIN_CONTEXT_SLOT_KEY, span)) out.minContextSlot = uintOf(body, span[0]!, span[1]!);
   if (send && memberSpan(body, configStart, configEnd, ENCODING_KEY, span)) {
     const n = span[1]! - span[0]!;
-    if (n === BASE64.length && body.compare(BASE64, 0, n, span[0]!, span[1]!) === 0) out.txEncoding = TxEncoding.Base64;
-    else if (!(n === BASE58.length && body.compare(BASE58, 0, n, span[0]!, span[1]!) === 0)) {
+    if (n === BASE64.length && bytesAt(body, span[0]!, span[1]!, BASE64)) out.txEncoding = TxEncoding.Base64;
+    else if (!(n === BASE58.length && bytesAt(body, span[0]!, span[1]!, BASE58))) {
       // An encoding the node will refuse: nothing to route by.
       out.txStart = -1;
       out.txEnd = -1;

@@ -1,9 +1,8 @@
-// One logical upstream call (a single request or one sub-batch) and its attempts. Retries
-// follow docs/routing.md "Retries and node health": a connection that never carried the request is retried for every method;
-// timeouts, 5xx, 429, resets and unusable bodies only for methods that are safe to repeat.
-// A call may also have several attempts at once: a broadcast goes to `fanout` nodes together
-// (docs/routing.md "Broadcast sends"), a hedged read to a second node when the first is slow (docs/routing.md
-// "Hedged reads"); the first usable answer wins and the others are read and ignored.
+// One logical upstream call (a single request or one sub-batch) and its attempts. Retries follow docs/routing.md
+// "Retries and node health": a connection that never carried the request is retried for every method; timeouts,
+// 5xx, 429, resets and unusable bodies only for methods that are safe to repeat. A call may also have several
+// attempts at once: a broadcast goes to `fanout` nodes together (docs/routing.md "Broadcast sends"), a hedged read
+// to a second node when the first is slow ("Hedged reads"); the first usable answer wins, the others are ignored.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';
 import { skipWs, trimEnd } from '../rpc/json-bytes.js';
@@ -139,9 +138,10 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   readonly fanout: number;
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
-  /** The last answer is a JSON-RPC error object (set with the answer). */
-  rpcError = false;
-  // Fresh-state routing (solana/fresh-routing.ts), read from the body on the first pick:
+  rpcError = false; // the last answer is a JSON-RPC error object (set with the answer)
+  // Fresh-state routing (solana/fresh-routing.ts): the params span as scanned, then what is read on the first pick.
+  paramsStart = -1;
+  paramsEnd = -1;
   freshRead = 0;
   needSlot = -1;
   needCommitment = 0;
