@@ -71,6 +71,8 @@ export class KeyedPicker<N extends MarkedNode> {
   private tried = 0;
   private allowed: Uint8Array | null = null;
   private level = 0;
+  /** The walked slot's sequence (KeyMap.sequenceInto), grown to the node count. */
+  private seq = new Int32Array(8);
 
   private readonly isAllowed = (i: number): boolean => this.allowed === null || this.allowed[i] === 1;
 
@@ -113,13 +115,16 @@ export class KeyedPicker<N extends MarkedNode> {
   /** The slow path: the slot's whole sequence, in order (a failover, not every request). */
   private walk(map: KeyMap, slot: number, prev: PreviousMap<N> | null, moved: number): number {
     const nodes = this.nodes;
-    const seq = map.sequence(slot);
+    if (this.seq.length < map.nodes.length) this.seq = new Int32Array(map.nodes.length);
+    const seq = this.seq;
+    const count = map.sequenceInto(slot, seq);
     const level = this.level;
     let need = prev === null ? 0 : prev.floor[moved * MARK_LEVELS + level]!;
     this.left = prev === null ? null : prev.nodes[moved]!;
     this.reason = R_MOVED;
     let best = -1;
-    for (const i of seq) {
+    for (let s = 0; s < count; s++) {
+      const i = seq[s]!;
       if (!this.isAllowed(i)) continue;
       const n = nodes[i]!;
       const candidate = usable(n) && (n.bit & this.tried) === 0;
@@ -140,7 +145,8 @@ export class KeyedPicker<N extends MarkedNode> {
     }
     // Unhealthy nodes only when no usable one may catch up: waiting beats a node that fails.
     if (best < 0) {
-      for (const i of seq) {
+      for (let s = 0; s < count; s++) {
+        const i = seq[s]!;
         if (!this.lastResort(i)) continue;
         const k = knownAt(nodes[i]!, level);
         if (k >= need) return i;

@@ -182,6 +182,8 @@ export class KeyMap {
   private readonly invWeight: Float64Array;
   private readonly idA: Int32Array;
   private readonly idB: Int32Array;
+  /** sequenceInto's keys. */
+  private scratch = new Float64Array(0);
 
   constructor(nodes: readonly KeyNode[]) {
     const n = nodes.length;
@@ -300,8 +302,32 @@ export class KeyMap {
 
   /** Fallback order for a slot (primary first), for tests and the admin API. */
   sequence(slot: number): number[] {
-    const keys = new Map<number, number>();
-    for (const i of this.order) keys.set(i, rankKey(draw(slot, this.idA[i]!, this.idB[i]!), this.invWeight[i]!));
-    return Array.from(this.order).sort((x, y) => keys.get(y)! - keys.get(x)! || this.idRank[x]! - this.idRank[y]!);
+    const out = new Int32Array(this.order.length);
+    return Array.from(out.subarray(0, this.sequenceInto(slot, out)));
+  }
+
+  /**
+   * The slot's fallback order (primary first) into `out`, at least as long as the nodes of
+   * weight > 0; returns how many. Without allocating: fresh routing walks it on every call of a
+   * key whose primary is behind (keyed-pick.ts), not only on a failover.
+   */
+  sequenceInto(slot: number, out: Int32Array): number {
+    const order = this.order;
+    const n = order.length;
+    const keys = this.scratch.length >= n ? this.scratch : (this.scratch = new Float64Array(n));
+    const rank = this.idRank;
+    // Insertion by key, descending, ties by id: a handful of nodes, so no sort call.
+    for (let j = 0; j < n; j++) {
+      const i = order[j]!;
+      const k = rankKey(draw(slot, this.orderA[j]!, this.orderB[j]!), this.invWeight[i]!);
+      let p = j;
+      for (; p > 0 && (keys[p - 1]! < k || (keys[p - 1]! === k && rank[out[p - 1]!]! > rank[i]!)); p--) {
+        keys[p] = keys[p - 1]!;
+        out[p] = out[p - 1]!;
+      }
+      keys[p] = k;
+      out[p] = i;
+    }
+    return n;
   }
 }

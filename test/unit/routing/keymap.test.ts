@@ -484,3 +484,22 @@ t.test('invalid configurations are refused', async (t) => {
   t.throws(() => new KeyMap([{ id: 'a', weight: Infinity }]), /weight/);
   t.throws(() => new KeyMap([{ id: 'a', weight: 5e-324 }]), /weight/);
 });
+
+t.test('the fallback sequence is the order of repeated picks, each skipping the nodes before it', async (t) => {
+  // sequenceInto (no allocation, walked on every call of a key whose primary is behind) against
+  // pick(): equal weights (ties broken by id), unequal ones and a weight-0 node.
+  const nodes = [...nodesOf([1, 1, 3, 2, 1]), { id: 'zero', weight: 0 }];
+  const map = new KeyMap(nodes);
+  const out = new Int32Array(nodes.length);
+  let wrong = 0;
+  for (let slot = 0; slot < SLOTS; slot += 97) {
+    const n = map.sequenceInto(slot, out);
+    const seen = new Set<number>();
+    for (let k = 0; k < n; k++) {
+      if (map.pick(slot, (i) => !seen.has(i)) !== out[k]) wrong++;
+      seen.add(out[k]!);
+    }
+    if (n !== 5 || map.pick(slot, (i) => !seen.has(i)) !== -1) wrong++;
+  }
+  t.equal(wrong, 0, 'every slot: the same order, weight-0 nodes never in it');
+});
