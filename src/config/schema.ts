@@ -297,7 +297,7 @@ export const ConfigSchema = obj({
     ejectBackoffMaxMs: int(1),
     chainPollMs: int(20, 10_000).meta({
       description:
-        'Solana: how often the chain watch asks each node its confirmed slot and latest blockhash (the slot stream gives processed and finalized); sends wait on it (docs/solana-routing.md "Chain view")',
+        'Solana: how often the chain watch asks each node its confirmed slot and latest blockhash while a confirmation is due (with the slot stream it also asks at each new slot); sends wait on it (docs/solana-routing.md "Chain view")',
     }),
     chainWatch: z.boolean(expected('true or false')).meta({
       description:

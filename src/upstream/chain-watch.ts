@@ -1,10 +1,12 @@
 // Keeps each node's chain view and the blockhash book current (docs/solana-routing.md
 // "Chain view"). Runs on the control plane, never on a data-plane event loop: per node a
-// `slotSubscribe` stream (processed slot and root, within a slot of the node) and, every
-// `pollMs`, one batch of `getSlot` at confirmed and `getLatestBlockhash` at processed (whose
-// blockhash the book learns with its context slot). Without a stream (no WebSocket, or it
-// dropped) the batch asks for the processed and finalized slots too, and the stream is
-// reopened with backoff. A node that refuses batches is asked call by call.
+// `slotSubscribe` stream (processed slot and root, within a slot of the node) and rounds of one
+// batch: `getSlot` at confirmed and `getLatestBlockhash` at processed (whose blockhash the book
+// learns with its context slot). With the stream, a round runs when it announces a new slot
+// (a new bank: a new latest blockhash) and then every `pollMs` only while a confirmation is
+// still to come; without it (no WebSocket, or it dropped) a round runs every `pollMs` and asks
+// for the processed and finalized slots too, and the stream is reopened with backoff. A node
+// that refuses batches is asked call by call.
 
 import type { Logger } from 'pino';
 import { probePost, rpc, type ProbeAnswer } from './health.js';
@@ -14,7 +16,7 @@ import type { BlockhashBook } from '../solana/blockhash-book.js';
 import { Commitment, type ChainView } from '../solana/chain-view.js';
 
 export interface ChainWatchOptions {
-  /** Poll period; about one slot (400 ms) keeps confirmed and the book within a slot. */
+  /** Round period: every round without the stream; with it, while a confirmation is due (a quarter slot keeps confirmed within a slot). */
   pollMs: number;
   timeoutMs: number;
   /** Open the slot stream (off for nodes known to have no WebSocket, and in some tests). */
@@ -42,6 +44,8 @@ const ROUND_STREAMING = `[${ASKS.slice(0, STREAMING_ASKS).join(',')}]`;
 const ROUND_POLLING = `[${ASKS.join(',')}]`;
 const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
 const RESTREAM_MIN_MS = 500;
+/** With the stream, a round runs at least this often all the same (a quiet node, a stalled stream). */
+const STREAMING_MAX_GAP_MS = 1000;
 const RESTREAM_MAX_MS = 10_000;
 
 interface SlotNotification {
@@ -63,6 +67,12 @@ export class NodeChainWatch {
   private polling = false;
   private stopped = false;
   private askedFirstAvailable = false;
+  /** The highest slot the stream announced. */
+  private streamSlot = 0;
+  /** performance.now() when the last round started. */
+  private roundAt = 0;
+  /** The stream announced a slot that no round has followed yet (one was in flight, or one had just run). */
+  private slotPending = false;
   /** Rounds go out as one batch request until the node refuses batches. */
   private batched = true;
   /** Updates from the stream (for tests and metrics). */
@@ -88,7 +98,7 @@ export class NodeChainWatch {
     if (this.stopped) return;
     this.opts.pollMs = pollMs;
     if (this.timer !== null) clearInterval(this.timer);
-    this.timer = setInterval(() => void this.poll(), pollMs);
+    this.timer = setInterval(() => this.tick(), pollMs);
     this.timer.unref();
   }
 
@@ -98,6 +108,30 @@ export class NodeChainWatch {
     if (this.restreamTimer !== null) clearTimeout(this.restreamTimer);
     this.socket?.close();
     this.socket = null;
+  }
+
+  /**
+   * The timer. Without the stream, a round every time. With it, a round only when there is
+   * something to learn: a slot announced while the last round was in flight, or a confirmation
+   * still to come. Every poll is a wake-up of the control plane for each node, most of the chain
+   * watch's CPU (docs/solana-routing.md "Chain view").
+   */
+  private tick(): void {
+    if (!this.streaming || this.slotPending || this.confirmationDue() || performance.now() - this.roundAt >= STREAMING_MAX_GAP_MS) void this.poll();
+  }
+
+  /**
+   * Confirmed trails processed by more than one slot: the confirmation of a slot the node has
+   * is still to come (a slot is confirmed about a slot after the node has it), so rounds go on.
+   */
+  private confirmationDue(): boolean {
+    return this.view.slot(Commitment.Confirmed) < this.view.slot(Commitment.Processed) - 1;
+  }
+
+  /** The stream announced a new slot: a round now, at most one per half poll period (a node catching up announces slots in bursts). */
+  private newSlot(): void {
+    if (this.polling || performance.now() - this.roundAt < this.opts.pollMs / 2) this.slotPending = true;
+    else void this.poll();
   }
 
   /** Whether the slot stream is open and subscribed. */
@@ -146,9 +180,14 @@ export class NodeChainWatch {
     }
     const r = n.params?.result;
     if (r === undefined) return;
-    if (typeof r.slot === 'number') this.view.raise(Commitment.Processed, r.slot);
     if (typeof r.root === 'number') this.view.raise(Commitment.Finalized, r.root);
     this.streamUpdates++;
+    if (typeof r.slot !== 'number') return;
+    this.view.raise(Commitment.Processed, r.slot);
+    if (r.slot > this.streamSlot) {
+      this.streamSlot = r.slot;
+      this.newSlot();
+    }
   }
 
   private async call(body: string): Promise<unknown> {
@@ -206,6 +245,8 @@ export class NodeChainWatch {
     if (this.polling || this.stopped) return { ok: false, error: 'busy' };
     this.polling = true;
     this.polls++;
+    this.roundAt = performance.now();
+    this.slotPending = false;
     try {
       if (this.batched) await this.pollBatch();
       else await this.pollOneByOne();

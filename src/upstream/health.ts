@@ -12,7 +12,7 @@ export interface HealthOptions {
   intervalMs: number;
   maxSlotLag: number;
   timeoutMs: number;
-  /** Solana: how often the chain watch polls each node's confirmed slot and latest blockhash (health.chainPollMs). */
+  /** Solana: the chain watch's round period while a confirmation is due (health.chainPollMs; chain-watch.ts). */
   chainPollMs?: number;
 }
 

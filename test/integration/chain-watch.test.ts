@@ -1,7 +1,7 @@
 // The chain watch against a simulated node: the slot stream and the polls keep the node's
 // chain view and the blockhash book current, with or without the stream.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { getBase58Codec } from '@solana/kit';
 import { silentLogger } from '../../src/log.js';
 import { BlockhashBook } from '../../src/solana/blockhash-book.js';
@@ -81,4 +81,35 @@ t.test('a node that refuses batches is asked call by call', async (t) => {
   await eventually('every commitment known', () => view.slot(Commitment.Finalized) === 120 && view.slot(Commitment.Confirmed) === 120);
   t.equal(book.slotOf(new Uint8Array(32).fill(7), 0), 120, 'the blockhash learned');
   t.equal(batches, 1, 'one batch refused, then calls one by one');
+});
+
+/** Rounds a watch with a slot stream runs while its node advances `slots` slots. */
+async function roundsOver(t: Test, confirmDepth: number, slots: number): Promise<number> {
+  const sim = await startSim({ id: 'cr', port: 0, slotMs: 200, confirmDepth });
+  t.teardown(() => sim.close());
+  const node = new UpstreamNode({ id: 'cr', url: sim.url, weight: 1 }, 0, POLICY, CLIENT);
+  t.teardown(() => node.probes.destroy());
+  const view = new ChainView();
+  const watch = new NodeChainWatch(node, view, new BlockhashBook(), { pollMs: 40, timeoutMs: 1000, stream: true }, silentLogger());
+  watch.start();
+  t.teardown(() => watch.stop());
+  await eventually('the slot stream is up', () => watch.streamed && watch.streamUpdates > 1 && view.slot(Commitment.Confirmed) > 0);
+  const polls = watch.polls;
+  const from = view.slot(Commitment.Processed);
+  await eventually(`${slots} more slots`, () => view.slot(Commitment.Processed) >= from + slots);
+  t.ok(view.slot(Commitment.Confirmed) >= view.slot(Commitment.Processed) - confirmDepth - 1, 'confirmed keeps up');
+  return watch.polls - polls;
+}
+
+t.test('with the slot stream, a round follows each new slot and no more while nothing is due', async (t) => {
+  // Five rounds a slot at 40 ms without the stream; one a slot with it (confirmed trails by one).
+  const rounds = await roundsOver(t, 1, 6);
+  t.ok(rounds <= 6 + 2, `${rounds} rounds over 6 slots`);
+  t.ok(rounds >= 5, 'a round for (nearly) every slot');
+});
+
+t.test('with the slot stream, rounds go on every poll period while a confirmation is due', async (t) => {
+  // Confirmed three slots behind processed (a slow confirmation): polled as without the stream.
+  const rounds = await roundsOver(t, 3, 6);
+  t.ok(rounds >= 6 * 3, `${rounds} rounds over 6 slots`);
 });
