@@ -29,8 +29,12 @@ const CLIENTS = 16;
  * load for the CPU comparison.
  */
 const RATE = 1500;
-/** Measured rounds per path, in alternating order. */
-const ROUNDS = 2;
+/**
+ * Measured rounds per path, in alternating order. CPU is compared round by round (the median of
+ * each round's ratio to the control): a burst of other work on the machine spoils one round of
+ * one path, not the comparison.
+ */
+const ROUNDS = 6;
 /** One call in SEND_EVERY is a sendTransaction, the others reads. */
 const SEND_EVERY = 5;
 /** Transfers signed per refresh of the freshest blockhash (every 100 ms): more than the sends in that time. */
@@ -56,6 +60,8 @@ export interface FreshnessRow {
   cpuUsPerCall: number | null;
   /** The same less what the proxy spends idle (jumpgate's chain watch and probes), per call. */
   cpuUsPerCallOverIdle: number | null;
+  /** cpuUsPerCall and cpuUsPerCallOverIdle of each measured round, in round order (absent in older results). */
+  roundsCpuUs?: [number, number][];
   /** jumpgate: calls that waited for a node (or the blockhash book) to catch up, and went to the freshest node after the wait. */
   fresh: Record<(typeof CAUSES)[number], number> | null;
 }
@@ -171,11 +177,13 @@ interface Tally {
   /** The proxy's CPU seconds over the rounds, and what it would have spent idle in that time. */
   cpu: number;
   idle: number;
+  /** Each round's CPU µs per call, and over idle. */
+  rounds: [number, number][];
   fresh: Record<(typeof CAUSES)[number], number> | null;
 }
 
 function newTally(): Tally {
-  return { latencies: [], calls: 0, reads: 0, sends: 0, minContext: 0, blockhash: 0, otherErrors: 0, cpu: 0, idle: 0, fresh: null };
+  return { latencies: [], calls: 0, reads: 0, sends: 0, minContext: 0, blockhash: 0, otherErrors: 0, cpu: 0, idle: 0, rounds: [], fresh: null };
 }
 
 /** One round of `ms` on `target`, added into `tally`. */
@@ -211,9 +219,14 @@ async function measure(target: Target, fresh: Freshest, ms: number, account: str
       }
     }
   };
+  const calls0 = tally.calls;
   await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-  tally.cpu += (target.proc?.cpuSeconds() ?? 0) - cpu0;
-  tally.idle += (idleCpuPerSecond * (performance.now() - start)) / 1000;
+  const cpu = (target.proc?.cpuSeconds() ?? 0) - cpu0;
+  const idle = (idleCpuPerSecond * (performance.now() - start)) / 1000;
+  tally.cpu += cpu;
+  tally.idle += idle;
+  const calls = tally.calls - calls0;
+  if (calls > 0) tally.rounds.push([(cpu / calls) * 1e6, (Math.max(0, cpu - idle) / calls) * 1e6]);
   if (counts0 === null) return;
   const counts1 = await freshCounts(target.admin!);
   tally.fresh ??= Object.fromEntries(CAUSES.map((c) => [c, 0])) as Tally['fresh'];
@@ -237,6 +250,7 @@ function rowOf(target: Target, t: Tally): Omit<FreshnessRow, 'addedP50Ms' | 'add
     p99Ms: pct(sorted, 99),
     cpuUsPerCall: perCall(t.cpu),
     cpuUsPerCallOverIdle: perCall(Math.max(0, t.cpu - t.idle)),
+    roundsCpuUs: target.proc === null ? [] : t.rounds.map(([a, b]) => [Math.round(a * 10) / 10, Math.round(b * 10) / 10]),
     fresh: t.fresh,
   };
 }
@@ -383,6 +397,22 @@ export function freshnessTable(r: FreshnessResult): string {
       '',
       `CPU per call against the same load without fresh routing (${plain.cpuUsPerCall} µs, ${plain.cpuUsPerCallOverIdle} over idle): ${ratios.join(', ')}`,
     );
+    const base = plain.roundsCpuUs ?? [];
+    if (base.length > 1) {
+      const medians = r.rows
+        .filter((x) => x.fresh !== null && x.roundsCpuUs?.length === base.length)
+        .map((x) => {
+          const each = (k: 0 | 1): number => median(x.roundsCpuUs!.map((v, i) => v[k] / base[i]![k]));
+          return `${x.target.replace('jumpgate, ', '')} ${each(0).toFixed(2)}× (over idle ${each(1).toFixed(2)}×)`;
+        });
+      lines.push('', `The median of the ${base.length} rounds' ratios (each round against the control's same round): ${medians.join(', ')}`);
+    }
   }
   return lines.join('\n');
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
