@@ -4,9 +4,10 @@
 // batch: `getSlot` at confirmed and `getLatestBlockhash` at processed (whose blockhash the book
 // learns with its context slot). With the stream, a round runs when it announces a new slot
 // (a new bank: a new latest blockhash) and then every `pollMs` only while a confirmation is
-// still to come; without it (no WebSocket, or it dropped) a round runs every `pollMs` and asks
-// for the processed and finalized slots too, and the stream is reopened with backoff. A node
-// that refuses batches is asked call by call.
+// still to come, or every `pollMs` while it announces nothing (stalled). Without it (no
+// WebSocket, or it dropped) a round runs every `pollMs` and asks for the processed and finalized
+// slots too, and the stream is reopened with backoff. A node that refuses batches is asked call
+// by call.
 
 import type { Logger } from 'pino';
 import { probePost, rpc, type ProbeAnswer } from './health.js';
@@ -44,8 +45,8 @@ const ROUND_STREAMING = `[${ASKS.slice(0, STREAMING_ASKS).join(',')}]`;
 const ROUND_POLLING = `[${ASKS.join(',')}]`;
 const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
 const RESTREAM_MIN_MS = 500;
-/** With the stream, a round runs at least this often all the same (a quiet node, a stalled stream). */
-const STREAMING_MAX_GAP_MS = 1000;
+/** A stream that announced no new slot for this long (stalled, or a chain of slow slots) is no guide: rounds every pollMs. */
+const STREAM_QUIET_MS = 1000;
 const RESTREAM_MAX_MS = 10_000;
 
 interface SlotNotification {
@@ -69,8 +70,9 @@ export class NodeChainWatch {
   private askedFirstAvailable = false;
   /** The highest slot the stream announced. */
   private streamSlot = 0;
-  /** performance.now() when the last round started. */
+  /** performance.now() when the last round started, and when the stream last announced a new slot. */
   private roundAt = 0;
+  private slotAt = 0;
   /** The stream announced a slot that no round has followed yet (one was in flight, or one had just run). */
   private slotPending = false;
   /** Rounds go out as one batch request until the node refuses batches. */
@@ -111,13 +113,14 @@ export class NodeChainWatch {
   }
 
   /**
-   * The timer. Without the stream, a round every time. With it, a round only when there is
-   * something to learn: a slot announced while the last round was in flight, or a confirmation
-   * still to come. Every poll is a wake-up of the control plane for each node, most of the chain
+   * The timer. Without the stream (or while it announces nothing), a round every time. With it,
+   * a round only when there is something to learn: a slot announced while the last round was in
+   * flight, or a confirmation still to come. Every poll is a wake-up of the control plane for each node, most of the chain
    * watch's CPU (docs/solana-routing.md "Chain view").
    */
   private tick(): void {
-    if (!this.streaming || this.slotPending || this.confirmationDue() || performance.now() - this.roundAt >= STREAMING_MAX_GAP_MS) void this.poll();
+    const guided = this.streaming && performance.now() - this.slotAt < STREAM_QUIET_MS;
+    if (!guided || this.slotPending || this.confirmationDue()) void this.poll();
   }
 
   /**
@@ -130,6 +133,7 @@ export class NodeChainWatch {
 
   /** The stream announced a new slot: a round now, at most one per half poll period (a node catching up announces slots in bursts). */
   private newSlot(): void {
+    this.slotAt = performance.now();
     if (this.polling || performance.now() - this.roundAt < this.opts.pollMs / 2) this.slotPending = true;
     else void this.poll();
   }

@@ -113,3 +113,19 @@ t.test('with the slot stream, rounds go on every poll period while a confirmatio
   const rounds = await roundsOver(t, 3, 6);
   t.ok(rounds >= 6 * 3, `${rounds} rounds over 6 slots`);
 });
+
+t.test('a slot stream that announces no slot for a second is no guide: a round every poll period', async (t) => {
+  // Slots of 5 s: the stream is up but quiet, as a stalled one is.
+  const sim = await startSim({ id: 'cq', port: 0, slotMs: 5000 });
+  t.teardown(() => sim.close());
+  const node = new UpstreamNode({ id: 'cq', url: sim.url, weight: 1 }, 0, POLICY, CLIENT);
+  t.teardown(() => node.probes.destroy());
+  const watch = new NodeChainWatch(node, new ChainView(), new BlockhashBook(), { pollMs: 40, timeoutMs: 1000, stream: true }, silentLogger());
+  watch.start();
+  t.teardown(() => watch.stop());
+  await eventually('the slot stream is up', () => watch.streamed);
+  const polls = watch.polls;
+  // 40 rounds take 1.6 s at 40 ms (and at most a second more after a slot); a round a second would take 40 s.
+  await eventually('rounds every poll period', () => watch.polls - polls >= 40, 4000);
+  t.pass(`${watch.polls - polls} rounds`);
+});
