@@ -45,9 +45,9 @@ const ROUND_STREAMING = `[${ASKS.slice(0, STREAMING_ASKS).join(',')}]`;
 const ROUND_POLLING = `[${ASKS.join(',')}]`;
 const FIRST_AVAILABLE = '{"jsonrpc":"2.0","id":1,"method":"getFirstAvailableBlock"}';
 const RESTREAM_MIN_MS = 500;
+const RESTREAM_MAX_MS = 10_000;
 /** A stream that announced no new slot for this long (stalled, or a chain of slow slots) is no guide: rounds every pollMs. */
 const STREAM_QUIET_MS = 1000;
-const RESTREAM_MAX_MS = 10_000;
 
 interface SlotNotification {
   params?: { result?: { slot?: unknown; root?: unknown } };
@@ -115,8 +115,8 @@ export class NodeChainWatch {
   /**
    * The timer. Without the stream (or while it announces nothing), a round every time. With it,
    * a round only when there is something to learn: a slot announced while the last round was in
-   * flight, or a confirmation still to come. Every poll is a wake-up of the control plane for each node, most of the chain
-   * watch's CPU (docs/solana-routing.md "Chain view").
+   * flight, or a confirmation still to come. Each round is a wake-up of the control plane per
+   * node, most of the chain watch's CPU (docs/solana-routing.md "Chain view").
    */
   private tick(): void {
     const guided = this.streaming && performance.now() - this.slotAt < STREAM_QUIET_MS;
@@ -133,8 +133,9 @@ export class NodeChainWatch {
 
   /** The stream announced a new slot: a round now, at most one per half poll period (a node catching up announces slots in bursts). */
   private newSlot(): void {
-    this.slotAt = performance.now();
-    if (this.polling || performance.now() - this.roundAt < this.opts.pollMs / 2) this.slotPending = true;
+    const now = performance.now();
+    this.slotAt = now;
+    if (this.polling || now - this.roundAt < this.opts.pollMs / 2) this.slotPending = true;
     else void this.poll();
   }
 
