@@ -11,10 +11,8 @@ import type { Logger } from '../log.js';
 import { routable } from '../routing/node-view.js';
 import { encodeBase58 } from '../solana/base58.js';
 import { Commitment } from '../solana/chain-view.js';
-import { readFields, SolanaFields } from '../solana/request-fields.js';
+import { readCallFields, SolanaFields } from '../solana/request-fields.js';
 import { lastBlockhash, readRecentBlockhash, TxRead } from '../solana/transaction-bytes.js';
-import { PARAMS_KEY } from '../rpc/bytes.js';
-import { memberSpan } from '../rpc/scan.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
 import { probePost } from '../upstream/health.js';
 import type { UpstreamNode } from '../upstream/node.js';
@@ -35,7 +33,6 @@ const POLL_TIMEOUT_MS = 2_000;
 const COMMITMENTS: readonly string[] = ['processed', 'confirmed', 'finalized'];
 
 const RESULT_KEY = Buffer.from('"result":"');
-const span = new Int32Array(2);
 const fields = new SolanaFields();
 
 /** One tracked transaction; fields fixed at construction (one V8 shape). */
@@ -147,19 +144,10 @@ export class LandingTracker implements CallOwner {
     let hash: string | null = null;
     let resend: Buffer | null = null;
     const body = call.body;
-    // The params where the request scan found them; a sub-batch's call has none, found here.
-    let paramsStart = call.paramsStart;
-    let paramsEnd = call.paramsEnd;
-    if (paramsStart < 0 && memberSpan(body, 0, body.length, PARAMS_KEY, span)) {
-      paramsStart = span[0]!;
-      paramsEnd = span[1]!;
-    }
-    if (paramsStart >= 0) {
-      readFields('sendTransaction', body, paramsStart, paramsEnd, fields);
-      if (fields.txStart >= 0) {
-        if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) === TxRead.Ok) hash = encodeBase58(lastBlockhash);
-        if (this.rebroadcastMs > 0) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);
-      }
+    readCallFields('sendTransaction', body, call.paramsStart, call.paramsEnd, fields);
+    if (fields.txStart >= 0) {
+      if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) === TxRead.Ok) hash = encodeBase58(lastBlockhash);
+      if (this.rebroadcastMs > 0) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);
     }
     if (this.tracked.size >= this.maxTracked) this.dropOldest();
     const now = this.now();

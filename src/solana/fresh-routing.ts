@@ -14,7 +14,7 @@ import { bytesAt, skipValue, skipWs } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { BlockhashBook } from './blockhash-book.js';
 import { Commitment, DEFAULT_COMMITMENT, type ChainView } from './chain-view.js';
-import { readFields, SolanaFields } from './request-fields.js';
+import { readCallFields, readFields, SolanaFields } from './request-fields.js';
 import { lastBlockhash, readRecentBlockhash, TxRead } from './transaction-bytes.js';
 
 /** What the router reads of a node. */
@@ -184,7 +184,7 @@ export class FreshRouting {
     if (body[start] === Byte.LBRACKET) return lowestNamed(body);
     call.freshRead |= READ_COMMITMENT;
     call.needCommitment = DEFAULT_COMMITMENT;
-    if (body.indexOf(COMMITMENT_KEY) >= 0) this.readOne(call, start);
+    if (body.indexOf(COMMITMENT_KEY) >= 0) this.readOne(call);
     return call.needCommitment;
   }
 
@@ -200,7 +200,7 @@ export class FreshRouting {
     if (!send && body.indexOf(MIN_CONTEXT_SLOT, call.paramsStart < 0 ? 0 : call.paramsStart) < 0) return;
     const start = skipWs(body, 0, body.length);
     if (body[start] === Byte.LBRACKET) return readBatch(call, start);
-    if (!this.readOne(call, start)) return;
+    if (!this.readOne(call)) return;
     if (fields.minContextSlot >= 0) call.needSlot = fields.minContextSlot;
     if (!send || fields.txStart < 0) return;
     // Preflight checks the blockhash against the bank at preflightCommitment (Agave's default: finalized).
@@ -215,13 +215,10 @@ export class FreshRouting {
   }
 
   /** Reads a single call's params into `fields` and its commitment into the call; false when it has none to read. */
-  private readOne(call: FreshCall, start: number): boolean {
-    const body = call.body;
+  private readOne(call: FreshCall): boolean {
     call.freshRead |= READ_COMMITMENT;
     call.needCommitment = DEFAULT_COMMITMENT;
-    if (call.paramsStart >= 0) readFields(call.method, body, call.paramsStart, call.paramsEnd, fields);
-    else if (body[start] === Byte.LBRACE && memberSpan(body, start, body.length, PARAMS_KEY, span)) readFields(call.method, body, span[0]!, span[1]!, fields);
-    else return false;
+    if (!readCallFields(call.method, call.body, call.paramsStart, call.paramsEnd, fields)) return false;
     if (fields.commitment >= 0) call.needCommitment = fields.commitment;
     return true;
   }

@@ -3,7 +3,7 @@
 // transaction sits and its encoding. Read from the raw bytes the request scan already
 // validated, into one reusable object: no allocation, no JSON.parse.
 
-import { Byte, COMMITMENT_KEY } from '../rpc/bytes.js';
+import { Byte, COMMITMENT_KEY, PARAMS_KEY } from '../rpc/bytes.js';
 import { bytesAt, skipValue, skipWs, uintOf } from '../rpc/json-bytes.js';
 import { memberSpan } from '../rpc/scan.js';
 import { commitmentOf } from './chain-view.js';
@@ -87,4 +87,23 @@ export function readFields(method: string, body: Buffer, paramsStart: number, pa
       out.txEnd = -1;
     }
   }
+}
+
+/**
+ * readFields for a single call's body: its params at [paramsStart, paramsEnd) where the request
+ * scan found them (UpstreamCall.paramsStart), or found here when not given (-1: a sub-batch's or
+ * a shared call). False, with `out` reset, when the call has no params.
+ */
+export function readCallFields(method: string, body: Buffer, paramsStart: number, paramsEnd: number, out: SolanaFields): boolean {
+  if (paramsStart < 0) {
+    const start = skipWs(body, 0, body.length);
+    if (body[start] !== Byte.LBRACE || !memberSpan(body, start, body.length, PARAMS_KEY, span)) {
+      out.reset();
+      return false;
+    }
+    paramsStart = span[0]!;
+    paramsEnd = span[1]!;
+  }
+  readFields(method, body, paramsStart, paramsEnd, out);
+  return true;
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Commitment } from '../../../src/solana/chain-view.js';
-import { readFields, SolanaFields } from '../../../src/solana/request-fields.js';
+import { readCallFields, readFields, SolanaFields } from '../../../src/solana/request-fields.js';
 import { TxEncoding } from '../../../src/solana/transaction-bytes.js';
 
 function read(method: string, params: string): SolanaFields {
@@ -49,4 +49,19 @@ t.test('sendTransaction: the transaction, its encoding, the preflight commitment
   t.equal(f.txStart, -1, 'escapes are not a transaction we read');
   f = read('sendTransaction', '[12]');
   t.equal(f.txStart, -1);
+});
+
+t.test("a single call's fields: from the request scan's params span, or found in the body without it", async (t) => {
+  const body = Buffer.from(' {"jsonrpc":"2.0","id":1,"method":"getBalance","params":["x",{"commitment":"confirmed","minContextSlot":77}]}');
+  const start = body.indexOf('"params":') + 9;
+  const given = new SolanaFields();
+  const found = new SolanaFields();
+  t.ok(readCallFields('getBalance', body, start, body.length - 1, given), 'span given');
+  t.ok(readCallFields('getBalance', body, -1, -1, found), 'span found (leading whitespace skipped)');
+  t.same([found.commitment, found.minContextSlot], [given.commitment, given.minContextSlot]);
+  t.same([given.commitment, given.minContextSlot], [Commitment.Confirmed, 77]);
+  const none = new SolanaFields();
+  none.minContextSlot = 5;
+  t.notOk(readCallFields('getSlot', Buffer.from('{"jsonrpc":"2.0","id":1,"method":"getSlot"}'), -1, -1, none), 'no params');
+  t.equal(none.minContextSlot, -1, 'and the fields are reset');
 });
