@@ -18,6 +18,7 @@ import { LatencyHistogram } from '../src/metrics/histogram.js';
 import { openStore } from '../src/store/open.js';
 import type { AnalyticsWindow, FullStore, UsageRow } from '../src/store/types.js';
 import { rng } from '../src/tools/rng.js';
+import { median } from './stats.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -140,11 +141,6 @@ async function timeFlushes(
   const cpu = process.cpuUsage(c0);
   return { rows: batches[0]!.length, calls, cpuMs: (cpu.user + cpu.system) / 1000 / calls, wallMs: (performance.now() - t0) / calls };
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 /** Times `fn` up to `runs` times, stopping once the calls have taken `capMs` together. */
 async function time(fn: () => Promise<unknown>, runs: number, capMs: number): Promise<{ medianMs: number; maxMs: number; runs: number }> {

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { signerFromSeed, transferTx, type Signer } from '../src/tools/sim/wire.js';
 import { peerMissing, startNginx } from './peers.js';
 import { freePort, proc, startGatewayProc, waitFor, type Proc } from './procs.js';
+import { median } from './stats.js';
 
 const TOKEN = 'bench-token-freshness-0123456789';
 const ADMIN_TOKEN = 'bench-admin-freshness-0123456789';
@@ -409,10 +410,4 @@ export function freshnessTable(r: FreshnessResult): string {
     }
   }
   return lines.join('\n');
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
