@@ -4,8 +4,9 @@
 // minContextSlot equal to the processed slot they last saw from the freshest node, and send real
 // signed transfers over a blockhash taken from the freshest node (preflight at confirmed). The
 // same load goes direct to a random node, through jumpgate (default routing, key affinity, and
-// without fresh routing as the control) and through nginx round-robin; per path: the -32016 and BlockhashNotFound answers clients see
-// per 10,000 calls, p50/p99 latency added over direct, and the proxy's CPU per request.
+// without fresh routing as the control) and through nginx round-robin; per path: the -32016
+// and BlockhashNotFound answers clients see per 10,000 calls, p50/p99 latency added over
+// direct, and the proxy's CPU per request.
 // Run: npm run bench -- freshness [--quick]
 
 import { spawn } from 'node:child_process';
