@@ -192,10 +192,11 @@ t.test('errors and limits: pubkeys, encodings, 100 keys, blocks, skipped and cle
   t.type((await call(node, 'getBlockTime', [produced])).result, 'number');
   const first = (await call(pruned, 'getFirstAvailableBlock')).result as number;
   t.ok(first > 0);
-  t.match((await call(pruned, 'getBlockTime', [first - 10])).error, {
-    code: -32001,
-    message: `Block ${first - 10} cleaned up, does not exist on node. First available block: ${first}`,
-  });
+  const cleaned = (await call(pruned, 'getBlockTime', [first - 10])).error as { code: number; message: string };
+  t.equal(cleaned.code, -32001);
+  // The window moves on with the slots: the first available block may be a later one by now.
+  const named = /^Block (\d+) cleaned up, does not exist on node\. First available block: (\d+)$/.exec(cleaned.message);
+  t.ok(named !== null && Number(named[1]) === first - 10 && Number(named[2]) >= first, cleaned.message);
   // With long-term storage, old blocks are found there; a skipped one answers -32009.
   pruned.set({ longTermStorage: true });
   let oldSkipped = first - 10;
