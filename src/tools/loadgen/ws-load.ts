@@ -178,6 +178,69 @@ function childHolder(spec: GroupSpec, shares: number[], live: WsLive): Holder {
   };
 }
 
+export interface WindowTally {
+  /** Notifications whose earliest arrival (over references and subscribers) is in the window. */
+  notifications: number;
+  /** Subscribers' arrivals of those notifications. */
+  arrivals: number;
+  delayMs: LatencyMs;
+  overReferenceMs: LatencyMs | null;
+  histogram: string;
+}
+
+/**
+ * The window's notifications and each subscriber arrival's delay over the earliest arrival of
+ * the same notification (and over the earliest reference's). A notification belongs to the
+ * window by its earliest arrival over every path: a subscriber may get it before a reference.
+ */
+export function tallyWindow(refArrivals: Arrivals[], arrivals: Arrivals, windowStart: number, windowEnd: number, withReferences: boolean): WindowTally {
+  // Earliest arrival per notification: over references first, then subscribers.
+  const refFirst = new Map<string, number>();
+  for (const a of refArrivals) a.keys.forEach((k, i) => refFirst.set(k, Math.min(refFirst.get(k) ?? Infinity, ...a.times[i]!)));
+  const first = new Map(refFirst);
+  arrivals.keys.forEach((k, i) => {
+    let m = first.get(k) ?? Infinity;
+    for (const t of arrivals.times[i]!) if (t < m) m = t;
+    first.set(k, m);
+  });
+  const delay = new LatencyHistogram({ digits: 3 });
+  const over = new LatencyHistogram({ digits: 3 });
+  let delaySum = 0;
+  let overSum = 0;
+  let n = 0;
+  const counted = new Set<string>();
+  arrivals.keys.forEach((k, i) => {
+    const f = first.get(k)!;
+    if (f < windowStart || f > windowEnd) return;
+    counted.add(k);
+    const r = refFirst.get(k);
+    for (const t of arrivals.times[i]!) {
+      const d = (t - f) * 1000;
+      delay.record(d);
+      delaySum += d;
+      n++;
+      if (r !== undefined) {
+        const od = Math.max(0, t - r) * 1000;
+        over.record(od);
+        overSum += od;
+      }
+    }
+  });
+  // Notifications no subscriber got in the window count too (they are the missing ones), by
+  // the same earliest arrival: not by the reference's own, which may come after a subscriber's.
+  for (const k of refFirst.keys()) {
+    const f = first.get(k)!;
+    if (f >= windowStart && f <= windowEnd) counted.add(k);
+  }
+  return {
+    notifications: counted.size,
+    arrivals: n,
+    delayMs: latencyMs(delay.summary(), delaySum),
+    overReferenceMs: withReferences ? latencyMs(over.summary(), overSum) : null,
+    histogram: delay.encode(),
+  };
+}
+
 export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise<WsLoadResult> {
   const GRACE_MS = o.graceMs;
   const urls = o.urls.map((u) => {
@@ -237,39 +300,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
     live.phase = 'done';
     await hooks.beforeClose?.();
 
-    // Earliest arrival per notification: over references first, then subscribers.
-    const refFirst = new Map<string, number>();
-    for (const a of refArrivals) a.keys.forEach((k, i) => refFirst.set(k, Math.min(refFirst.get(k) ?? Infinity, ...a.times[i]!)));
-    const first = new Map(refFirst);
-    arrivals.keys.forEach((k, i) => {
-      let m = first.get(k) ?? Infinity;
-      for (const t of arrivals.times[i]!) if (t < m) m = t;
-      first.set(k, m);
-    });
-    const delay = new LatencyHistogram({ digits: 3 });
-    const over = new LatencyHistogram({ digits: 3 });
-    let delaySum = 0;
-    let overSum = 0;
-    let n = 0;
-    const counted = new Set<string>();
-    arrivals.keys.forEach((k, i) => {
-      const f = first.get(k)!;
-      if (f < windowStart || f > windowEnd) return;
-      counted.add(k);
-      const r = refFirst.get(k);
-      for (const t of arrivals.times[i]!) {
-        const d = (t - f) * 1000;
-        delay.record(d);
-        delaySum += d;
-        n++;
-        if (r !== undefined) {
-          const od = Math.max(0, t - r) * 1000;
-          over.record(od);
-          overSum += od;
-        }
-      }
-    });
-    for (const [k, f] of refFirst) if (f >= windowStart && f <= windowEnd) counted.add(k);
+    const w = tallyWindow(refArrivals, arrivals, windowStart, windowEnd, refs.length > 0);
     for (const [k, v] of Object.entries(counts.failKinds)) failKinds[k] = (failKinds[k] ?? 0) + v;
     result = {
       kind: 'ws',
@@ -285,12 +316,12 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
       closed: after.closed,
       closeKinds: after.closeKinds,
       durationS: o.durationMs / 1000,
-      notifications: counted.size,
-      arrivals: n,
-      missing: Math.max(0, counted.size * counts.subscribed - n),
-      delayMs: latencyMs(delay.summary(), delaySum),
-      overReferenceMs: refs.length === 0 ? null : latencyMs(over.summary(), overSum),
-      histogram: delay.encode(),
+      notifications: w.notifications,
+      arrivals: w.arrivals,
+      missing: Math.max(0, w.notifications * counts.subscribed - w.arrivals),
+      delayMs: w.delayMs,
+      overReferenceMs: w.overReferenceMs,
+      histogram: w.histogram,
     };
   } finally {
     await holder.close();

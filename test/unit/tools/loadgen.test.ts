@@ -14,7 +14,7 @@ import { requestBody } from '../../../src/tools/loadgen/http-request.js';
 import { parseBenchArgs, type HttpBenchOptions } from '../../../src/tools/loadgen/options.js';
 import { httpTable, wsTable } from '../../../src/tools/loadgen/report.js';
 import { connectWs } from '../../../src/tools/loadgen/ws-client.js';
-import { runWsLoad } from '../../../src/tools/loadgen/ws-load.js';
+import { runWsLoad, tallyWindow } from '../../../src/tools/loadgen/ws-load.js';
 import { monoNow, SubscriberGroup } from '../../../src/tools/loadgen/ws-subscribers.js';
 import { LatencyHistogram } from '../../../src/metrics/histogram.js';
 import { startSim } from '../../../src/tools/sim/node.js';
@@ -456,4 +456,17 @@ t.test('raw WebSocket client: fragments, ping/pong, 16-bit lengths, close, refus
     (e: { kind?: string }) => e.kind,
   );
   t.equal(denied, 'HTTP 429', 'a refused upgrade fails with its HTTP status');
+});
+
+t.test('the window holds a notification by its earliest arrival over every path, the reference included', async (t) => {
+  // 'edge' reached the subscriber just before the window and the reference just inside it: it
+  // is not the window's (it used to be counted by the reference's time, as missing for every
+  // subscriber). 'lost' reached only the reference, inside the window: one missing arrival.
+  const refs = [{ keys: ['edge', 'lost', 'both'], times: [[1001], [1500], [1200]] }];
+  const subs = { keys: ['edge', 'both'], times: [[999], [1203]] };
+  const w = tallyWindow(refs, subs, 1000, 2000, true);
+  t.equal(w.notifications, 2, "'both' and 'lost'");
+  t.equal(w.arrivals, 1);
+  t.equal(w.overReferenceMs?.count, 1);
+  t.equal(tallyWindow([], subs, 1000, 2000, false).overReferenceMs, null);
 });
