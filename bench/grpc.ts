@@ -14,6 +14,7 @@ import { encodeAs, geyserType } from '../src/grpc/proto.js';
 import { KIND_SLOT, readUpdate } from '../src/grpc/update.js';
 import { COMMITMENT_DEPTH, GeneratedFeed } from '../src/tools/sim-grpc/feed.js';
 import { trueSlot } from '../src/tools/sim/chain.js';
+import { runHttp2Floor, type Http2FloorResult } from './http2-floor.js';
 import { freePort, proc, startGatewayProc, startSimProc, waitFor, waitForPort, type Proc } from './procs.js';
 
 const TOKEN = 'bench-token-0123456789abcdef';
@@ -41,6 +42,8 @@ export interface GrpcBenchResult {
   delivered: number;
   cpuMsPer1000: number;
   rssMb: number;
+  /** A bare node:http2 server writing to as many streams, after the gateway stopped (./http2-floor.ts). */
+  floor: Http2FloorResult;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -68,6 +71,8 @@ class Subscriber {
   readonly counts = new Map<string, number>();
   /** Each update's first arrival (epoch ms), by key. */
   readonly arrivals = new Map<string, number>();
+  /** Bytes of the window's updates. */
+  bytes = 0;
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<Buffer, Buffer>;
   constructor(target: string, token: string | null, window: () => [number, number]) {
@@ -85,6 +90,7 @@ class Subscriber {
       if (tip < w[0] || tip > w[1]) return;
       const delay = at - slotStart(tip);
       this.delays.push(delay);
+      this.bytes += b.length;
       const key = `${u.slot}:${u.dedupKey()}`;
       this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
       if (!this.arrivals.has(key)) this.arrivals.set(key, delay);
@@ -210,6 +216,13 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
     }
     direct.forEach((d) => d.close());
     probe.close();
+    // The floor runs alone (the gateway, its load and the sources stopped).
+    load?.kill();
+    await gw.stop();
+    await Promise.all(sims.map((s) => s.stop()));
+    // Messages the size of the stream's average update.
+    const bytes = Math.round(probe.bytes / Math.max(1, probe.delays.length));
+    const floor = await runHttp2Floor({ streams: opts.subscribers, passes: opts.seconds * 5, bytes });
     return {
       subscribers: opts.subscribers,
       seconds: opts.seconds,
@@ -226,6 +239,7 @@ export async function runGrpcBench(opts: { subscribers: number; seconds: number;
       delivered,
       cpuMsPer1000: delivered === 0 ? NaN : (cpu * 1000) / (delivered / 1000),
       rssMb,
+      floor,
     };
   } finally {
     load?.kill();
@@ -247,5 +261,8 @@ export function grpcTable(r: GrpcBenchResult): string {
     '| upstream streams per source | missing | duplicated | gateway CPU ms per 1,000 delivered | gateway RSS MB |',
     '|---|---:|---:|---:|---:|',
     `| ${JSON.stringify(r.upstreamStreams)} | ${r.missing} | ${r.duplicated} | ${r.cpuMsPer1000.toFixed(1)} | ${r.rssMb.toFixed(0)} |`,
+    '',
+    `The floor: a bare node:http2 server writing a ${r.floor.bytes}-byte message to each of ${r.floor.streams} streams (a connection each), ` +
+      `${r.floor.passes} passes: ${r.floor.cpuUsPerWrite.toFixed(1)} µs of CPU per write, ${r.floor.passMs.toFixed(1)} ms per pass (median).`,
   ].join('\n');
 }

@@ -1,4 +1,4 @@
-// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick`, then `isolation s7`, the call scenarios and `freshness --quick` (a second or so per
+// Smoke test of the scenario runner: `npm run bench -- s1 … s6 --quick`, then `isolation s7`, the call scenarios, `freshness --quick` and `grpc --quick` (a second or so per
 // target) writing to a temporary results file. No assertion on speed: only that every
 // scenario produced its rows, skipped peers say why in the printed tables, and the JSON was
 // written.
@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { PLAIN_ROW } from './freshness.js';
+import type { GrpcBenchResult } from './grpc.js';
 
 const RUNNER = new URL('./run.js', import.meta.url).pathname;
 
 // Both runs together take longer than the suite's per-file timeout on 2 shared cores.
-t.setTimeout(400_000);
+t.setTimeout(450_000);
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -232,4 +233,16 @@ t.test('npm run bench -- freshness --quick: no -32016 or BlockhashNotFound throu
   const direct = rows[0]!;
   t.ok(direct.minContextPer10k > 0 && direct.blockhashNotFoundPer10k > 0, 'direct to a random node meets both (the nodes behind)');
   t.match(out, /\*\*Freshness: /, 'freshness table printed');
+});
+
+t.test('npm run bench -- grpc --quick: every path measured, nothing missing or twice, the floor measured', { timeout: 90_000 }, async (t) => {
+  const { out, results } = await runQuick<{ grpc?: GrpcBenchResult & { error?: string } }>(t, ['grpc']);
+  const g = results.grpc;
+  t.notOk(g?.error, 'grpc did not fail');
+  t.equal(g?.paths.length, 4, 'both sources, the earlier of the two and the probe through jumpgate');
+  for (const p of g?.paths ?? []) t.ok(p.updates > 0 && p.delayP50Ms > 0, `${p.path}: measured`);
+  t.same([g?.missing, g?.duplicated], [0, 0], 'nothing missing or twice');
+  t.equal(g?.floor.streams, g?.subscribers, 'the floor writes to as many streams as there were subscribers');
+  t.ok(g !== undefined && g.floor.cpuUsPerWrite > 0 && g.floor.passMs > 0 && g.floor.bytes > 0, 'the floor: CPU per write and time per pass');
+  t.match(out, /The floor: a bare node:http2 server writing a \d+-byte message to each of 20 streams/, 'the floor printed');
 });
