@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { PLAIN_ROW } from './freshness.js';
 import type { GrpcBenchResult } from './grpc.js';
+import { REDUNDANT } from './ws-fanout-peers.js';
 
 const RUNNER = new URL('./run.js', import.meta.url).pathname;
 
@@ -45,12 +46,14 @@ interface Row {
   latencyMs?: { count: number } | null;
   delayMs?: { count: number; p99: number } | null;
   subscribed?: number;
+  missing?: number;
+  upstreamSubscriptions?: number | null;
   throughput?: number;
   p99OverDirectMs?: number | null;
   p99OverOneNodeMs?: number | null;
 }
 
-t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 120_000 }, async (t) => {
+t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 150_000 }, async (t) => {
   const { out, results } = await runQuick<Record<string, { targets?: Row[]; error?: string }>>(t, ['s1', 's2', 's3', 's4', 's5', 's6', 'floor']);
 
   t.ok(results.setup, 'setup recorded');
@@ -111,6 +114,10 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   );
   t.equal(gw?.p99OverOneNodeMs, gw!.delayMs!.p99 - one!.delayMs!.p99, 's6: jumpgate p99 over one node');
   t.match(out, /\| direct to one node \(the limit\) \|/, 's6: the one-node row printed');
+  const redundant = ws.find((r) => r.target === REDUNDANT);
+  t.ok(redundant !== undefined && redundant.subscribed! > 0 && redundant.delayMs!.count > 0, 's6: the ws.redundancy 2 row measured');
+  t.equal(redundant?.upstreamSubscriptions, 2, 's6: with ws.redundancy 2 the one shared subscription is held on both nodes');
+  t.equal(redundant?.missing, 0, 's6: nothing missing with ws.redundancy 2');
   t.ok(
     ws.some((r) => r.target === 'nginx'),
     's6: an nginx row, run or skipped',

@@ -6,9 +6,13 @@ import { cpus, loadavg, release } from 'node:os';
 import { readFileSync } from 'node:fs';
 import type { ConsoleBenchResult } from './console.js';
 import { floorTable, type FloorResult } from './floor.js';
+import { freshnessTable, type FreshnessResult } from './freshness.js';
+import { grpcTable, type GrpcBenchResult } from './grpc.js';
 import type { HttpScenarioResult, TargetRow } from './http-scenarios.js';
 import { hasWrk } from './load.js';
 import { isolationTable, type IsolationResult } from './isolation.js';
+import { landingTable, type LandingBenchResult } from './landing.js';
+import { monotonicTable, type MonotonicResult } from './monotonic.js';
 import { peerVersion } from './peers.js';
 import { ONE_NODE, type WsScenarioResult } from './ws-fanout-peers.js';
 import { workerScalingTable, type WorkerScalingResult } from './worker-scaling.js';
@@ -244,5 +248,14 @@ export function docTables(results: Record<string, unknown>): string {
   if (coalesce?.rows !== undefined) parts.push(coalesceTable(coalesce));
   const broadcast = results.broadcast as BroadcastResult | undefined;
   if (broadcast?.rows !== undefined) parts.push(broadcastTable(broadcast));
+  const monotonic = results.monotonic as MonotonicResult | undefined;
+  if (monotonic?.rows !== undefined) parts.push(monotonicTable(monotonic));
+  const landing = results.landing as LandingBenchResult | undefined;
+  if (landing?.paths !== undefined) parts.push(landingTable(landing));
+  const freshness = results.freshness as FreshnessResult | undefined;
+  if (freshness?.rows !== undefined) parts.push(freshnessTable(freshness));
+  const grpc = results.grpc as GrpcBenchResult | undefined;
+  // Results written before the floor was measured have none.
+  if (grpc?.paths !== undefined && grpc.floor !== undefined) parts.push(grpcTable(grpc));
   return parts.join('\n\n');
 }

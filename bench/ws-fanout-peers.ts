@@ -21,6 +21,7 @@ import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc
 const ADMIN = 'bench-admin-token-0123456789';
 const DIRECT = 'direct to nodes';
 export const ONE_NODE = 'direct to one node';
+export const REDUNDANT = 'jumpgate, ws.redundancy 2';
 
 export interface WsTargetRow {
   target: string;
@@ -234,20 +235,27 @@ export async function runWsFanoutPeers(o: {
     );
     // One node process fanning out to every client: the same one thread jumpgate has.
     rows.push(await measure(ONE_NODE, sims[0]!, [sims[0]!.url], [], [], null));
-    const gateways: [string, string | undefined][] = [['jumpgate', undefined]];
-    if (o.baselineCli !== undefined) gateways.push(['baseline', o.baselineCli]);
-    for (const [name, cli] of gateways) {
+    // Then each subscription held on both nodes, every notification delivered once from the
+    // first to send it (docs/reliability.md "Redundant WebSocket subscriptions").
+    const gateways: [string, string | undefined, number][] = [
+      ['jumpgate', undefined, 1],
+      [REDUNDANT, undefined, 2],
+    ];
+    if (o.baselineCli !== undefined) gateways.push(['baseline', o.baselineCli, 1]);
+    for (const [name, cli, redundancy] of gateways) {
       const adminPort = await freePort();
       const gw = await startGatewayProc(
         sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
         TOKEN,
-        `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100} }\noffload: { threads: 0 }`,
+        `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100}, redundancy: ${redundancy} }\noffload: { threads: 0 }`,
         [],
         cli,
       );
+      const notes = ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`];
+      if (redundancy > 1) notes.push(`ws.redundancy ${redundancy}`);
       try {
         rows.push(
-          await measure(name, gw, [gw.url], ['--token', TOKEN], ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`], async () => {
+          await measure(name, gw, [gw.url], ['--token', TOKEN], notes, async () => {
             const res = await fetch(`http://127.0.0.1:${adminPort}/admin/ws`, { headers: { authorization: `Bearer ${ADMIN}` } });
             const j = (await res.json()) as { upstreamSubscriptions: Record<string, number> };
             return { total: Object.values(j.upstreamSubscriptions).reduce((a, b) => a + b, 0), byNode: j.upstreamSubscriptions };
