@@ -238,19 +238,31 @@ t.test('hot-key limits hold for the whole gateway: one connection or eight over 
     await Promise.all(agents.map((a) => a.close()));
     return { ok, limited, seconds };
   };
-  for (const [clients, key] of [
-    [1, 'one-connection'],
-    [8, 'eight-connections'],
-  ] as const) {
-    const r = await hammer(clients, key, 3000);
+  const sum = (ns: number[]): number => ns.reduce((a, b) => a + b, 0);
+  // The kernel spreads connections over the workers; now and then it gives all eight to one,
+  // and such a round tests one worker's limit only: it is run again, new connections, new key.
+  for (let round = 0; ; round++) {
+    const clients = round === 0 ? 1 : 8;
+    const before = h.gw.dataPlane.requestsByWorker();
+    const r = await hammer(clients, `${clients}-connections-${round}`, 3000);
     const allowed = burst + rate * r.seconds;
     t.ok(r.limited > 0, `${clients} client(s): the limit was reached (${r.limited} refused)`);
     t.ok(
       Math.abs(r.ok - allowed) <= 0.1 * allowed,
       `${clients} client(s): ${r.ok} answered in ${r.seconds.toFixed(2)} s, allowed ${Math.round(allowed)} (±10%)`,
     );
+    if (clients === 1) continue;
+    // Workers report once a second.
+    await eventually('the round reported', () => sum(h.gw.dataPlane.requestsByWorker()) - sum(before) >= r.ok, 5000);
+    const served = h.gw.dataPlane.requestsByWorker().map((n, i) => n - before[i]!);
+    if (served.every((n) => n > 0) || round === 4) {
+      t.ok(
+        served.every((n) => n > 0),
+        `eight connections: both workers served the round (${JSON.stringify(served)})`,
+      );
+      break;
+    }
   }
-  await bothWorkersServed(t, h);
 });
 
 t.test('a reload reaches every worker before it answers: nodes, weights, limits', async (t) => {
