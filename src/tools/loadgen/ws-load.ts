@@ -193,7 +193,7 @@ export interface WindowTally {
  * the same notification (and over the earliest reference's). A notification belongs to the
  * window by its earliest arrival over every path: a subscriber may get it before a reference.
  */
-export function tallyWindow(refArrivals: Arrivals[], arrivals: Arrivals, windowStart: number, windowEnd: number, withReferences: boolean): WindowTally {
+export function tallyWindow(refArrivals: Arrivals[], arrivals: Arrivals, windowStart: number, windowEnd: number): WindowTally {
   // Earliest arrival per notification: over references first, then subscribers.
   const refFirst = new Map<string, number>();
   for (const a of refArrivals) a.keys.forEach((k, i) => refFirst.set(k, Math.min(refFirst.get(k) ?? Infinity, ...a.times[i]!)));
@@ -236,7 +236,7 @@ export function tallyWindow(refArrivals: Arrivals[], arrivals: Arrivals, windowS
     notifications: counted.size,
     arrivals: n,
     delayMs: latencyMs(delay.summary(), delaySum),
-    overReferenceMs: withReferences ? latencyMs(over.summary(), overSum) : null,
+    overReferenceMs: refArrivals.length === 0 ? null : latencyMs(over.summary(), overSum),
     histogram: delay.encode(),
   };
 }
@@ -300,7 +300,7 @@ export async function runWsLoad(o: WsBenchOptions, hooks: WsHooks = {}): Promise
     live.phase = 'done';
     await hooks.beforeClose?.();
 
-    const w = tallyWindow(refArrivals, arrivals, windowStart, windowEnd, refs.length > 0);
+    const w = tallyWindow(refArrivals, arrivals, windowStart, windowEnd);
     for (const [k, v] of Object.entries(counts.failKinds)) failKinds[k] = (failKinds[k] ?? 0) + v;
     result = {
       kind: 'ws',
