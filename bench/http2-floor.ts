@@ -9,6 +9,7 @@
 import { fork } from 'node:child_process';
 import http2 from 'node:http2';
 import os from 'node:os';
+import { median } from './stats.js';
 
 export interface Http2FloorResult {
   streams: number;
@@ -40,8 +41,7 @@ function server(n: number, passes: number, bytes: number): void {
         if (++pass < passes) setTimeout(step, PASS_GAP_MS);
         else {
           const c = process.cpuUsage(c0);
-          passMs.sort((a, b) => a - b);
-          process.send!({ cpuUsPerWrite: (c.user + c.system) / (n * passes), passMs: passMs[passMs.length >> 1] });
+          process.send!({ cpuUsPerWrite: (c.user + c.system) / (n * passes), passMs: median(passMs) });
         }
       });
     };
