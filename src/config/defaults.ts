@@ -16,7 +16,7 @@ function deepFreeze<T>(value: T): DeepReadonly<T> {
 
 export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   chain: 'solana',
-  rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900, workers: 1 },
+  rpc: { host: '127.0.0.1', port: 8899, wsPort: 8900, workers: 1, server: 'auto' },
   console: { host: '127.0.0.1', port: 8080, registration: 'open' },
   admin: { host: '127.0.0.1', port: 9464, token: '' },
   tls: null,

@@ -1,8 +1,7 @@
 // The RPC listener (docs/interface.md "Public interface"): routing, CORS, token and header checks in the
-// synchronous part of the uWS handler, then the body streams into an Exchange through an
+// synchronous part of the request handler (either server engine, src/server/types.ts), then the body streams into an Exchange through an
 // HttpResponder, which also writes the answer.
 
-import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { Exchange } from './exchange.js';
 import {
@@ -23,6 +22,7 @@ import { HttpResponder } from './http-responder.js';
 import type { RequestState } from './request-state.js';
 import type { Serving } from './serving.js';
 import type { Settings } from './settings.js';
+import type { HttpApp, HttpReq as HttpRequest, HttpRes as HttpResponse } from '../server/types.js';
 
 const PATH_PREFIXES = ['/api-token/', '/api-key/'];
 
@@ -179,6 +179,6 @@ function handle(res: HttpResponse, req: HttpRequest, sv: Serving): void {
   http.receive(new Exchange(sv, record, http, mode, mode === MODE_KEY ? key : ''));
 }
 
-export function attachRpcRoutes(app: TemplatedApp, serving: Serving): TemplatedApp {
+export function attachRpcRoutes(app: HttpApp, serving: Serving): HttpApp {
   return app.any('/*', (res, req) => handle(res, req, serving));
 }

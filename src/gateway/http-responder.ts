@@ -1,7 +1,6 @@
-// The HTTP side of one client request: streams the body in from uWS and writes the answer.
-// The uWS response must not be touched after onAborted (the Exchange never answers then).
+// The HTTP side of one client request: streams the body in from the server engine and writes
+// the answer. The response must not be touched after onAborted (the Exchange never answers then).
 
-import type { HttpResponse } from 'uWebSockets.js';
 import { MEM_SLAB, type BodyMemory } from './body-memory.js';
 import type { Exchange } from './exchange.js';
 import { H_CONTENT_TYPE, V_JSON } from './headers.js';
@@ -9,6 +8,8 @@ import type { RequestState } from './request-state.js';
 import type { Responder } from './responder.js';
 import type { Serving } from './serving.js';
 import type { Settings } from './settings.js';
+import { viewOf } from '../server/chunk.js';
+import type { BodyChunk, HttpRes as HttpResponse } from '../server/types.js';
 
 const EMPTY = '';
 const OK = '200 OK';
@@ -91,7 +92,7 @@ export class HttpResponder implements Responder {
     this.exchange!.abort();
   }
 
-  private onChunk(chunk: ArrayBuffer, isLast: boolean): void {
+  private onChunk(chunk: BodyChunk, isLast: boolean): void {
     if (this.answered) return;
     const n = chunk.byteLength;
     if (this.received + n > this.settings.maxBodyBytes || (this.body !== null && this.received + n > this.body.length)) {
@@ -99,8 +100,8 @@ export class HttpResponder implements Responder {
       return;
     }
     // uWS reuses the chunk's memory after this callback returns: copy now.
-    if (this.body !== null) this.body.set(new Uint8Array(chunk), this.received);
-    else this.parts!.push(Buffer.from(new Uint8Array(chunk)));
+    if (this.body !== null) this.body.set(viewOf(chunk), this.received);
+    else this.parts!.push(Buffer.from(viewOf(chunk)));
     this.received += n;
     if (!isLast) return;
     let body = this.body;

@@ -5,7 +5,6 @@
 // subscriptions go to the hub; every other call is forwarded like an HTTP call and answered
 // on the socket with the node's bytes.
 
-import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket } from 'uWebSockets.js';
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
 import { A_REPLY, A_SINGLE, PARSE_ERROR_REPLY, type Analysis } from '../rpc/analyze.js';
 import { Exchange } from './exchange.js';
@@ -18,6 +17,8 @@ import { bookBytes, bookCall, WS_KEEPALIVE, WS_NOTIFICATIONS, WS_OTHER } from '.
 import type { UsageMeter } from '../usage/meter.js';
 import { isUnsubscribe, subscriptionKind } from '../upstream/ws/frames.js';
 import type { ClientSub, Subscriber, SubscriptionHub } from '../upstream/ws/hub.js';
+import { copyOf } from '../server/chunk.js';
+import type { HttpApp, HttpReq as HttpRequest, HttpRes as HttpResponse, UpgradeContext, WsConn } from '../server/types.js';
 
 export interface WsLimits {
   maxConnectionsPerToken: number;
@@ -35,7 +36,7 @@ export class WsClient implements Subscriber, WsPeer {
   readonly subs = new Map<string, ClientSub>();
   readonly keys = new Set<string>();
   closed = false;
-  socket: WebSocket<Holder> | null = null;
+  socket: WsConn<Holder> | null = null;
   messagesIn = 0;
   bytesIn = 0;
   bytesOut = 0;
@@ -115,11 +116,11 @@ function closeRevoked(open: Map<string, Set<WsClient>>, tokenId: string): void {
   }
 }
 
-export function attachWebSocket(app: TemplatedApp, serving: Serving, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
+export function attachWebSocket(app: HttpApp, serving: Serving, hub: SubscriptionHub, limits: WsLimits, stats: WsStats): void {
   /** Open sockets by token id, for revocation. */
   const open = new Map<string, Set<WsClient>>();
   serving.services.tokens.onRevoked((id) => closeRevoked(open, id));
-  const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
+  const upgrade = (res: HttpResponse, req: HttpRequest, context: UpgradeContext): void => {
     const rt = serving.settings;
     const fromPath = pathToken(req.getUrl());
     if (fromPath === null) return refuse(res, Errors.notFound);
@@ -185,7 +186,7 @@ export function attachWebSocket(app: TemplatedApp, serving: Serving, hub: Subscr
         return;
       }
       // uWS reuses the message memory after this callback: copy.
-      const frame = Buffer.from(new Uint8Array(message));
+      const frame = copyOf(message);
       c.messagesIn++;
       c.bytesIn += frame.length;
       onFrame(c, frame, serving, hub);

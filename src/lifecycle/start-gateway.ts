@@ -8,7 +8,7 @@ import { startAccounts, type AccountsRuntime } from '../accounts/runtime.js';
 import { AdminAuth } from '../admin/auth.js';
 import { Reloader, type ReloadSummary } from '../admin/reload.js';
 import { startAdminServer, type AdminServer } from '../admin/listener.js';
-import { loadTls } from '../config/load.js';
+import { ConfigError, loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { TlsMaterial } from '../config/tls.js';
 import { staticTokenRecord, TokenTable } from '../gateway/token-table.js';
@@ -22,11 +22,40 @@ import { onInternalError } from '../upstream/call.js';
 import type { NodePool } from '../upstream/pool.js';
 import { startConsole, type ConsoleServer } from '../console/listener.js';
 import { StopList } from '../stop-list.js';
+import { serverEngine, ServerChoiceError } from '../server/engine.js';
+import { reusePortSupported } from '../server/node-engine.js';
+import type { ServerEngine } from '../server/types.js';
 import type { FullStore } from '../store/types.js';
 import type { UsageFlush } from '../usage/flush.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { SubscriptionHub } from '../upstream/ws/hub.js';
 import type { GrpcListener } from '../grpc/listener.js';
+
+export interface ListenerView {
+  /** 'uws' or 'node'. */
+  engine: string;
+  reason: string;
+}
+
+/** rpc.server's engine for this runtime, or a config error that says why it cannot be had. */
+function chooseEngine(config: Config, workerCount: number, source: string | undefined): ServerEngine {
+  let engine: ServerEngine;
+  try {
+    engine = serverEngine(config.rpc.server);
+  } catch (err) {
+    if (err instanceof ServerChoiceError) throw new ConfigError([err.message], source);
+    throw err;
+  }
+  if (engine.name === 'node' && workerCount > 1 && !reusePortSupported()) {
+    throw new ConfigError(
+      [
+        `rpc.workers ${workerCount} with Node's http listener needs Node.js 22.12 or later (SO_REUSEPORT); this is ${process.versions.node}: set rpc.workers to 1 (docs/runtimes.md)`,
+      ],
+      source,
+    );
+  }
+  return engine;
+}
 
 export interface Gateway {
   readonly port: number;
@@ -54,6 +83,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** How the data plane runs: worker threads (0 = inline) and the requests each answered. */
   readonly dataPlane: { readonly workers: number; requestsByWorker(): number[] };
+  /** The server engine serving the RPC and WebSocket ports, and why (docs/runtimes.md). */
+  readonly listener: ListenerView;
   /** The admin listener; null when `admin.port` is 0. */
   readonly admin: AdminServer | null;
   /** The Yellowstone gRPC listener (docs/grpc.md); null when `grpc.port` is 0. */
@@ -116,6 +147,9 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const tokens = new TokenTable();
   staticTokens(config, tokens);
   const workerCount = workersFor(config);
+  // Chosen here first so that a runtime without uWS fails the start before anything listens;
+  // the data-plane threads choose the same (src/server/engine.ts).
+  const engine = chooseEngine(config, workerCount, opts.configPath);
   // Tokens from the store join the config's static ones before the first request is served;
   // the accounts stop after the data plane, so usage counted until then is written.
   const holder: { accounts: AccountsRuntime | null; usage: UsageMeter | null } = { accounts: null, usage: null };
@@ -157,7 +191,17 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const url = `${plane.scheme}://${config.rpc.host}:${port}`;
   const wsUrl = `${plane.scheme === 'https' ? 'wss' : 'ws'}://${config.rpc.host}:${wsPort || port}`;
   log.info(
-    { host: config.rpc.host, port, wsPort: wsPort || undefined, url, ws: wsUrl, workers: workerCount, nodes: pool.nodes.map((n) => n.id) },
+    {
+      host: config.rpc.host,
+      port,
+      wsPort: wsPort || undefined,
+      url,
+      ws: wsUrl,
+      workers: workerCount,
+      server: engine.name,
+      serverReason: engine.reason,
+      nodes: pool.nodes.map((n) => n.id),
+    },
     'rpc listening',
   );
 
@@ -198,6 +242,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     return summary;
   };
   let unready = false;
+  const listener: ListenerView = { engine: engine.name, reason: engine.reason };
   let admin: AdminServer | null = null;
   if (config.admin.port !== 0 || opts.adminEphemeral === true) {
     admin = await startAdminServer(config.admin.host, config.admin.port, {
@@ -208,6 +253,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       draining: () => unready || plane.draining(),
       ws: () => plane.ws(),
       landing: plane.landing,
+      status: () => ({ node: process.versions.node, listener, workers: workerCount, draining: unready || plane.draining() }),
       log,
     }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;
@@ -269,6 +315,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     log,
     metrics,
     dataPlane: { workers: plane.workers, requestsByWorker: () => plane.requestsByWorker() },
+    listener,
     admin,
     grpc,
     get config() {

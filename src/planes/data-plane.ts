@@ -1,11 +1,12 @@
 // The data plane of one event loop: node pool, worker offload, the request path's settings and
-// services (gateway/serving.ts), the subscription hub and the uWS listener for HTTP and
-// WebSocket. The same assembly serves the inline mode (`rpc.workers: 0`, on the control plane's
+// services (gateway/serving.ts), the subscription hub and the client listener for HTTP and
+// WebSocket (on the server engine rpc.server chose, src/server/engine.ts). The same assembly serves the inline mode (`rpc.workers: 0`, on the control plane's
 // loop) and each data-plane worker thread (src/planes/worker-main.ts); the caller decides who
 // probes the nodes and who owns the port.
 
 import type { Config } from '../config/schema.js';
 import { ClientListener } from '../gateway/client-listener.js';
+import { serverEngine } from '../server/engine.js';
 import { attachRpcRoutes } from '../gateway/http-listener.js';
 import { Offload } from '../gateway/offload.js';
 import { Serving } from '../gateway/serving.js';
@@ -47,7 +48,7 @@ export interface DataPlane {
   hub: SubscriptionHub;
   wsStats: WsStats;
   offload: Offload;
-  /** The uWS app(s) and ports, plain or TLS (certificate swaps on reload). */
+  /** The app(s) and ports, plain or TLS (certificate swaps on reload). */
   listener: ClientListener;
   port: number;
   wsPort: number;
@@ -92,7 +93,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   });
   holder.serving = serving;
 
-  const listener = new ClientListener(config.rpc.host, config.tls, !opts.exclusive);
+  const listener = new ClientListener(serverEngine(config.rpc.server), config.rpc.host, config.tls, !opts.exclusive);
   stops.add(() => listener.close());
   const hub = new SubscriptionHub(pool, hubOptions(config), log, openUpstreamSocket(log));
   // Added after the listener, so it stops first: clients dropped by its close then send no

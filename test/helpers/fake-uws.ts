@@ -1,7 +1,7 @@
 // A stand-in for uWS's HttpResponse that records what is written, and hands the test the
 // onAborted/onData callbacks to drive.
 
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpRes as HttpResponse } from '../../src/server/types.js';
 
 export class FakeResponse {
   status = '';

@@ -30,6 +30,7 @@ export interface StartedGateway {
   console: { url: string } | null;
   admin: { url: string } | null;
   grpc: { url: string } | null;
+  listener: { engine: string; reason: string };
 }
 
 /** `port`: the --port flag (0 = every listener on an ephemeral port, as tests run it). */
@@ -68,6 +69,8 @@ export function startedText(demo: Demo, gw: StartedGateway): string {
       demo.wallet,
       gw.grpc?.url ?? null,
     ) + '\n';
+  // Which server engine serves the RPC port, and why (docs/runtimes.md).
+  text += `Listener: ${gw.listener.engine} (${gw.listener.reason})\n\n`;
   if (gw.admin !== null) {
     const a = `--admin ${gw.admin.url} --token ${config.admin.token}`;
     text += `Admin API (this run's token): npx jumpgate nodes ${a}\n  e.g. npx jumpgate nodes set-weight sim-slow 0 ${a}\n`;

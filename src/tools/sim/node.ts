@@ -1,8 +1,9 @@
 // The simulated Solana node's HTTP server. It is the upstream in benchmarks, so the hot
 // path avoids per-request allocation beyond the body view and the response string.
 
-import * as uWS from 'uWebSockets.js';
-import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { serverEngine, type ServerChoice } from '../../server/engine.js';
+import { copyOf, viewOf } from '../../server/chunk.js';
+import type { HttpApp, HttpRes as HttpResponse, ListenSocket, ServerEngine } from '../../server/types.js';
 import { Cluster, sharedCluster } from './cluster.js';
 import { respond, type Exec } from './envelope.js';
 import { checkKnobs, DEFAULT_KNOBS, KnobError, KNOB_NAMES, type SimKnobs } from './knobs.js';
@@ -25,6 +26,8 @@ export interface SimOptions extends Partial<SimKnobs> {
    * node started without one (docs/simulator.md "One cluster, many nodes").
    */
   cluster?: Cluster;
+  /** The HTTP/WebSocket server engine (src/server/engine.ts); default auto. */
+  server?: ServerChoice;
 }
 
 export interface SimStats extends WsStats {
@@ -68,18 +71,7 @@ const JSON_TYPE = 'application/json';
 const OK = '200 OK';
 /** The gateway's health prober announces itself (upstream/probe-client.ts): slowRate spares it. */
 const PROBE_AGENT = 'jumpgate-health';
-// Exclusive: uWS otherwise sets SO_REUSEPORT, and a second process could share the port.
-const LISTEN_EXCLUSIVE = 1;
 const PICK_PORT_ATTEMPTS = 20;
-
-type ListenCb = (ls: us_listen_socket | false) => void;
-
-/** app.listen(host, port, options, cb): the native overload the typings leave out. */
-function listenOn(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket | false> {
-  return new Promise((resolve) => {
-    (app.listen as unknown as (h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(app, host, port, LISTEN_EXCLUSIVE, resolve);
-  });
-}
 
 interface Pending extends HttpResponse {
   aborted?: boolean;
@@ -93,7 +85,8 @@ function readBody(res: Pending, cb: (body: Buffer) => void): void {
   res.onData((ab, isLast) => {
     if (res.aborted === true || res.done === true) return;
     if (isLast && chunks === null) {
-      cb(Buffer.from(ab));
+      const v = viewOf(ab);
+      cb(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
       return;
     }
     size += ab.byteLength;
@@ -103,7 +96,7 @@ function readBody(res: Pending, cb: (body: Buffer) => void): void {
       return;
     }
     // uWS neuters the ArrayBuffer on return, so a partial body must be copied.
-    (chunks ??= []).push(Buffer.from(new Uint8Array(ab)));
+    (chunks ??= []).push(copyOf(ab));
     if (isLast) cb(Buffer.concat(chunks, size));
   });
 }
@@ -131,7 +124,7 @@ class Sim implements SimNode {
   private readonly ws: SimWs;
   private readonly state: SimKnobs;
   private readonly env: MethodEnv;
-  readonly app: TemplatedApp;
+  readonly app: HttpApp;
   private closed = false;
   /** Whether the cluster was given (then slotMs cannot move the node to another). */
   private readonly ownCluster: boolean;
@@ -158,6 +151,7 @@ class Sim implements SimNode {
     readonly id: string,
     knobs: SimKnobs,
     cluster: Cluster | undefined,
+    private readonly engine: ServerEngine,
   ) {
     this.state = knobs;
     this.ownCluster = cluster !== undefined;
@@ -174,8 +168,8 @@ class Sim implements SimNode {
       },
       this.stats,
     );
-    this.app = uWS
-      .App()
+    this.app = engine
+      .app(null)
       .ws('/*', this.ws.behavior)
       .post('/sim/control', (res: Pending) => this.onControl(res))
       .get('/sim/stats', (res) => {
@@ -318,26 +312,28 @@ class Sim implements SimNode {
   /** Listens on P and P+1 (web3.js v1 looks for the WS on P+1); port 0 picks P with P+1 free. */
   async listen(host: string, port: number): Promise<this> {
     const name = host.includes(':') ? `[${host}]` : host;
-    let main: us_listen_socket | false = false;
-    let plusOne: us_listen_socket | false = false;
-    for (let i = 0; i < (port === 0 ? PICK_PORT_ATTEMPTS : 1) && plusOne === false; i++) {
-      main = await listenOn(this.app, host, port);
-      if (main === false) break;
-      const p = uWS.us_socket_local_port(main);
-      if (p < 65535) plusOne = await listenOn(this.app, host, p + 1);
-      if (plusOne === false && port === 0) {
-        uWS.us_listen_socket_close(main);
-        main = false;
+    const engine = this.engine;
+    // Exclusive: a second process must not share the port (SO_REUSEPORT).
+    let main: ListenSocket | null = null;
+    let plusOne: ListenSocket | null = null;
+    for (let i = 0; i < (port === 0 ? PICK_PORT_ATTEMPTS : 1) && plusOne === null; i++) {
+      main = await engine.listen(this.app, host, port, true);
+      if (main === null) break;
+      const p = engine.localPort(main);
+      if (p < 65535) plusOne = await engine.listen(this.app, host, p + 1, true);
+      if (plusOne === null && port === 0) {
+        engine.closeListen(main);
+        main = null;
       }
     }
-    if (main === false) {
+    if (main === null) {
       this.app.close();
       throw new Error(port === 0 ? `sim node ${this.id}: found no free port pair P, P+1 on ${host}` : `sim node ${this.id}: cannot listen on ${host}:${port}`);
     }
-    this.port = uWS.us_socket_local_port(main);
+    this.port = engine.localPort(main);
     this.url = `http://${name}:${this.port}`;
     this.wsUrl = `ws://${name}:${this.port}`;
-    this.wsUrlPlusOne = plusOne === false ? '' : `ws://${name}:${this.port + 1}`;
+    this.wsUrlPlusOne = plusOne === null ? '' : `ws://${name}:${this.port + 1}`;
     return this;
   }
 }
@@ -349,7 +345,7 @@ export async function startSim(opts: SimOptions): Promise<SimNode> {
   if (opts.cluster !== undefined && opts.slotMs === undefined) knobs.slotMs = opts.cluster.slotMs;
   if (opts.cluster !== undefined && knobs.slotMs !== opts.cluster.slotMs)
     throw new KnobError('slotMs', `slotMs ${knobs.slotMs} differs from the cluster's ${opts.cluster.slotMs}`);
-  const sim = new Sim(opts.id, knobs, opts.cluster);
+  const sim = new Sim(opts.id, knobs, opts.cluster, serverEngine(opts.server ?? 'auto'));
   if (!knobs.synthetic) sim.cluster.ledger.warm();
   return sim.listen(opts.host ?? '127.0.0.1', opts.port);
 }

@@ -3,7 +3,7 @@
 // programSubscribe, in Agave's notification shapes. Each tick walks the ledger's changes and
 // landed transactions between the slot last seen and the node's slot now, per commitment.
 
-import type { WebSocket } from 'uWebSockets.js';
+import type { WsConn as WebSocket } from '../../server/types.js';
 import { accountJson } from './encode.js';
 import type { MethodEnv } from './env.js';
 import type { AccountState, TxRecord } from './ledger.js';

@@ -4,7 +4,15 @@
 // subscription; slot, root and synthetic-account notifications are built once per tick and
 // kind (per account group) and only the subscription id is spliced in per socket.
 
-import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
+import { viewOf } from '../../server/chunk.js';
+import type {
+  BodyChunk,
+  HttpReq as HttpRequest,
+  HttpRes as HttpResponse,
+  UpgradeContext,
+  WsConn as WebSocket,
+  WsBehavior as WebSocketBehavior,
+} from '../../server/types.js';
 import { trueSlot } from './chain.js';
 import { PARSE_ERROR } from './envelope.js';
 import type { MethodEnv } from './env.js';
@@ -157,7 +165,7 @@ export class SimWs {
     this.dropAll(1001, 'node shutting down');
   }
 
-  private onUpgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+  private onUpgrade(res: HttpResponse, req: HttpRequest, context: UpgradeContext): void {
     if (this.closed || this.host.wsDrop()) {
       res.writeStatus('503 Service Unavailable').end('WebSocket unavailable');
       return;
@@ -178,9 +186,10 @@ export class SimWs {
     ws.getUserData().subs.clear();
   }
 
-  private onMessage(ws: Socket, message: ArrayBuffer): void {
+  private onMessage(ws: Socket, message: BodyChunk): void {
     this.stats.wsMessages++;
-    const body = Buffer.from(message);
+    const v = viewOf(message);
+    const body = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
     let value: unknown;
     try {
       value = JSON.parse(body.toString('utf8'));

@@ -1,0 +1,190 @@
+// The Node engine: Node's own `http`/`https` servers and the `ws` library behind the interface
+// of types.ts, for runtimes where no uWebSockets.js binary loads (docs/runtimes.md). An app is
+// its routes; each listen() is a server of its own with the app's handlers (uWS listens one
+// app on several ports). Where Node's HTTP parser differs from uWS's:
+// docs/http-compatibility.md.
+
+import { readFileSync } from 'node:fs';
+import { createServer as createHttp, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
+import { createServer as createHttps, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { NodeRequest, NodeResponse, OwnedRequest, OwnedResponse, UpgradeResponse } from './node-http.js';
+import { WsRoute } from './node-ws.js';
+import type { HttpApp, HttpHandler, ListenSocket, ServerEngine, TlsFiles, WsBehavior } from './types.js';
+
+/** uWS closes a keep-alive connection idle this long. */
+const IDLE_MS = 10_000;
+/** A request's headers and body must arrive within this (slow clients hold no socket forever). */
+const REQUEST_MS = 60_000;
+
+/** SO_REUSEPORT through listen({ reusePort }) came in Node 22.12 and 23.1. */
+export function reusePortSupported(version = process.versions.node): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 12);
+}
+
+interface Route {
+  /** 'get', 'post' or '*'. */
+  method: string;
+  prefix: string;
+  exact: boolean;
+  handler: HttpHandler;
+}
+
+interface TlsContext {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+}
+
+function readTls(tls: TlsFiles): TlsContext {
+  return { cert: readFileSync(tls.cert), key: readFileSync(tls.key), ...(tls.ca === undefined ? {} : { ca: readFileSync(tls.ca) }) };
+}
+
+const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
+
+type NodeServer = Server<typeof OwnedRequest, typeof OwnedResponse> | HttpsServer<typeof OwnedRequest, typeof OwnedResponse>;
+
+function destroyQuietly(this: Duplex): void {
+  this.destroy();
+}
+
+export class NodeApp implements HttpApp {
+  private readonly routes: Route[] = [];
+  private readonly wsRoutes: WsRoute<unknown>[] = [];
+  readonly servers = new Set<NodeServer>();
+  /** The request of the handler running now (as uWS, valid only during it). */
+  private readonly req = new NodeRequest();
+
+  constructor(private tls: TlsContext | null) {
+    // Checked now, as uWS checks its files when an app is built.
+    if (tls !== null) createHttps(tls).close();
+  }
+
+  private route(method: string, pattern: string, handler: HttpHandler): this {
+    const exact = !pattern.endsWith('/*');
+    this.routes.push({ method, prefix: exact ? pattern : pattern.slice(0, -1), exact, handler });
+    return this;
+  }
+
+  get(pattern: string, handler: HttpHandler): this {
+    return this.route('get', pattern, handler);
+  }
+
+  post(pattern: string, handler: HttpHandler): this {
+    return this.route('post', pattern, handler);
+  }
+
+  any(pattern: string, handler: HttpHandler): this {
+    return this.route('*', pattern, handler);
+  }
+
+  ws<U>(pattern: string, behavior: WsBehavior<U>): this {
+    this.wsRoutes.push(new WsRoute(pattern, behavior) as WsRoute<unknown>);
+    return this;
+  }
+
+  private readonly onRequest = (raw: OwnedRequest, res: OwnedResponse): void => {
+    const req = this.req;
+    req.set(raw);
+    const url = req.getUrl();
+    const method = req.getMethod();
+    const response = new NodeResponse(raw, res);
+    for (const r of this.routes) {
+      if ((r.method === '*' || r.method === method) && (r.exact ? url === r.prefix : url.startsWith(r.prefix))) {
+        r.handler(response, req);
+        req.raw = null;
+        return;
+      }
+    }
+    req.raw = null;
+    response.writeStatus('404 Not Found').end('');
+  };
+
+  private readonly onUpgrade = (raw: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', destroyQuietly);
+    const req = this.req;
+    req.set(raw);
+    const url = req.getUrl();
+    const route = this.wsRoutes.find((r) => r.matches(url));
+    if (route === undefined) {
+      req.raw = null;
+      socket.end(NOT_FOUND);
+      return;
+    }
+    route.behavior.upgrade(new UpgradeResponse(raw, socket, head, route), req, null);
+    req.raw = null;
+  };
+
+  /** A server with this app's handlers and the current certificate. */
+  newServer(): NodeServer {
+    const options: ServerOptions<typeof OwnedRequest, typeof OwnedResponse> = {
+      IncomingMessage: OwnedRequest,
+      ServerResponse: OwnedResponse,
+      // uWS answers requests without a Host header; so does this engine.
+      requireHostHeader: false,
+      keepAliveTimeout: IDLE_MS,
+      requestTimeout: REQUEST_MS,
+      headersTimeout: IDLE_MS,
+      noDelay: true,
+    };
+    const server = this.tls === null ? createHttp(options, this.onRequest) : createHttps({ ...options, ...this.tls }, this.onRequest);
+    server.on('upgrade', this.onUpgrade);
+    this.servers.add(server);
+    return server;
+  }
+
+  swapCertificate(tls: TlsFiles): void {
+    const next = readTls(tls);
+    // Throws on files that do not make a context, before any server changes.
+    createHttps(next).close();
+    for (const s of this.servers) (s as HttpsServer<typeof OwnedRequest, typeof OwnedResponse>).setSecureContext(next);
+    this.tls = next;
+  }
+
+  close(): void {
+    for (const s of this.servers) {
+      s.close();
+      s.closeAllConnections();
+    }
+    this.servers.clear();
+    for (const r of this.wsRoutes) r.close();
+  }
+}
+
+export class NodeEngine implements ServerEngine {
+  readonly name = 'node';
+
+  constructor(readonly reason: string) {}
+
+  app(tls: TlsFiles | null): HttpApp {
+    return new NodeApp(tls === null ? null : readTls(tls));
+  }
+
+  listen(app: HttpApp, host: string, port: number, exclusive: boolean): Promise<ListenSocket | null> {
+    const server = (app as NodeApp).newServer();
+    return new Promise((resolve) => {
+      server.once('error', () => {
+        (app as NodeApp).servers.delete(server);
+        resolve(null);
+      });
+      // Without reusePort Node never sets SO_REUSEPORT: a port anything holds fails the listen.
+      const shared = !exclusive && reusePortSupported();
+      server.listen({ host, port, ...(shared ? { reusePort: true } : {}) }, () => resolve(server));
+    });
+  }
+
+  localPort(socket: ListenSocket): number {
+    return ((socket as Server).address() as AddressInfo).port;
+  }
+
+  closeListen(socket: ListenSocket): void {
+    (socket as Server).close();
+  }
+
+  swapCertificate(app: HttpApp, tls: TlsFiles): boolean {
+    (app as NodeApp).swapCertificate(tls);
+    return true;
+  }
+}
