@@ -15,6 +15,7 @@ import { latencyMs } from '../src/tools/loadgen/http-load.js';
 import { LatencyHistogram } from '../src/metrics/histogram.js';
 import { encodeBase58 } from '../src/solana/base58.js';
 import { accountOf } from '../src/tools/sim/chain.js';
+import { uwsLoad } from '../src/server/engine.js';
 import { generate, hasWrk, wrkRps } from './load.js';
 import { peerMissing, startPeer, type Peer, type PeerName } from './peers.js';
 import { bothNodes, machineBusySeconds, selfCpuSeconds, startGatewayProc, startPumpProc, startSimProc, type GatewayProc, type Proc } from './procs.js';
@@ -101,6 +102,8 @@ export interface HttpRunOptions {
 }
 
 const PUMP = 'byte pump (floor)';
+/** The gateway on Node's http listener, beside the uWS one (docs/runtimes.md "Speed"). */
+export const NODE_LISTENER = 'jumpgate, node listener';
 const PUMP_NOTE = `${PUMP}: bench/pump-server.ts passes each body unchanged to a node through jumpgate's upstream client and answers with the node's bytes (no validation, ids, routing or usage): the floor of a proxy written in JavaScript on uWS.js`;
 
 interface Target {
@@ -254,9 +257,13 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
     const nodes = sims.map((s, i) => ({ id: `node-${i}`, url: s.url }));
     const builds: { prefix: string; cli: string | undefined }[] = [{ prefix: 'jumpgate', cli: undefined }];
     if (o.baselineCli !== undefined) builds.push({ prefix: 'baseline', cli: o.baselineCli });
-    const [gwSettled, baseSettled, ...peerSettled] = await Promise.allSettled([
+    // Where uWS serves, Node's listener is measured beside it (docs/runtimes.md "Speed").
+    const nodeListener = uwsLoad().ok;
+    if (nodeListener) builds.push({ prefix: NODE_LISTENER, cli: undefined });
+    const [gwSettled, baseSettled, nodeSettled, ...peerSettled] = await Promise.allSettled([
       startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA),
       o.baselineCli === undefined ? Promise.resolve(null) : startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA, [], o.baselineCli),
+      nodeListener ? startGatewayProc(nodes, TOKEN, GATEWAY_EXTRA, [], undefined, 'node') : Promise.resolve(null),
       ...PEERS.map(async (name): Promise<Peer | string> => {
         const missing = await peerMissing(name);
         if (missing !== null) return missing;
@@ -272,10 +279,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
       }),
     ]);
     for (const p of peerSettled) if (p.status === 'fulfilled' && typeof p.value !== 'string') stops.unshift((p.value as Peer).stop);
-    for (const g of [gwSettled, baseSettled]) if (g.status === 'fulfilled' && g.value !== null) stops.unshift(g.value.stop);
+    for (const g of [gwSettled, baseSettled, nodeSettled]) if (g.status === 'fulfilled' && g.value !== null) stops.unshift(g.value.stop);
     if (gwSettled.status === 'rejected') throw gwSettled.reason;
     if (baseSettled.status === 'rejected') throw baseSettled.reason;
-    const gws = [gwSettled.value, baseSettled.value].filter((g): g is GatewayProc => g !== null);
+    if (nodeSettled.status === 'rejected') throw nodeSettled.reason;
+    const gws = [gwSettled.value, baseSettled.value, nodeSettled.value].filter((g): g is GatewayProc => g !== null);
     // The generator itself spreads requests round-robin over both nodes, as the proxies do.
     targets.push({
       name: 'direct to nodes',
@@ -296,9 +304,11 @@ export async function runHttpScenario(id: HttpScenarioId, o: HttpRunOptions): Pr
         args: ['--token', TOKEN],
         proc: gw,
         process: 'proxy',
-        notes: ['offload.threads 0'],
+        notes: ['offload.threads 0', `listener ${prefix === NODE_LISTENER || !uwsLoad().ok ? 'node' : 'uws'}`],
         reload: null,
       });
+      // The variants measure settings, not listeners: once per build.
+      if (prefix === NODE_LISTENER) return;
       for (const v of def.variants) {
         const config = v.config;
         const name = v.name.replace(/^jumpgate/, prefix);

@@ -174,11 +174,20 @@ export interface GatewayProc extends Proc {
 /** Node flags for every gateway a scenario starts (JUMPGATE_BENCH_GATEWAY_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`: a profile of the gateway under the scenario's load). */
 const GATEWAY_NODE_FLAGS = (process.env.JUMPGATE_BENCH_GATEWAY_FLAGS ?? '').split(' ').filter((f) => f !== '');
 
-export async function startGatewayProc(nodes: { id: string; url: string }[], token: string, extra = '', args: string[] = [], cli = CLI): Promise<GatewayProc> {
+/** `server`: the listener (JUMPGATE_SERVER, docs/runtimes.md); undefined = the runtime's default. */
+export async function startGatewayProc(
+  nodes: { id: string; url: string }[],
+  token: string,
+  extra = '',
+  args: string[] = [],
+  cli = CLI,
+  server?: 'uws' | 'node',
+): Promise<GatewayProc> {
   const port = await freePort();
   const file = join(tmpdir(), `jumpgate-bench-${process.pid}-${port}.yaml`);
   writeFileSync(file, gatewayYaml(port, nodes, token, extra));
-  const child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = server === undefined ? process.env : { ...process.env, JUMPGATE_SERVER: server };
+  const child = spawn(process.execPath, [...GATEWAY_NODE_FLAGS, cli, 'start', '--config', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   // Log lines are read as they come (a full pipe would stall the gateway).
   let lines = '';
   const onLog = (d: Buffer): void => {

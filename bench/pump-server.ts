@@ -7,8 +7,9 @@
 // µs" rows, which show what each µs of CPU per batch costs in batches/s on the same machine.
 //   node pump-server.js PORT [--work-us N] NODE_URL...
 
-import * as uWS from 'uWebSockets.js';
-import type { HttpResponse } from 'uWebSockets.js';
+import { viewOf } from '../src/server/chunk.js';
+import { serverEngine } from '../src/server/engine.js';
+import type { BodyChunk, HttpRes as HttpResponse } from '../src/server/types.js';
 import { Http1Pool } from '../src/upstream/http1/pool.js';
 import type { AttemptSink } from '../src/upstream/transport.js';
 
@@ -75,8 +76,8 @@ class Intake {
     this.body = Buffer.allocUnsafe(length);
   }
 
-  onChunk(chunk: ArrayBuffer, last: boolean): void {
-    this.body.set(new Uint8Array(chunk), this.received);
+  onChunk(chunk: BodyChunk, last: boolean): void {
+    this.body.set(viewOf(chunk), this.received);
     this.received += chunk.byteLength;
     if (!last) return;
     work();
@@ -89,17 +90,15 @@ class Intake {
   }
 }
 
-uWS
-  .App()
-  .post('/*', (res, req) => {
-    const intake = new Intake(res, Number(req.getHeader('content-length')) || 0);
-    res.onAborted(() => intake.onAborted());
-    res.onData((chunk, last) => intake.onChunk(chunk, last));
-  })
-  .listen('127.0.0.1', Number(portArg), (socket) => {
-    if (!socket) {
-      console.error(`pump server: cannot listen on ${portArg}`);
-      process.exit(1);
-    }
-    console.log('pump server listening');
-  });
+// The runtime's server engine (uWS where a binary loads), as the gateway's.
+const engine = serverEngine('auto');
+const app = engine.app(null).post('/*', (res, req) => {
+  const intake = new Intake(res, Number(req.getHeader('content-length')) || 0);
+  res.onAborted(() => intake.onAborted());
+  res.onData((chunk, last) => intake.onChunk(chunk, last));
+});
+if ((await engine.listen(app, '127.0.0.1', Number(portArg), true)) === null) {
+  console.error(`pump server: cannot listen on ${portArg}`);
+  process.exit(1);
+}
+console.log(`pump server listening (${engine.name})`);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { PLAIN_ROW } from './freshness.js';
+import { NODE_LISTENER } from './http-scenarios.js';
 import type { GrpcBenchResult } from './grpc.js';
 import { REDUNDANT } from './ws-fanout-peers.js';
 
@@ -72,6 +73,13 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
       t.ok(r.latencyMs !== null && r.latencyMs!.count > 0 && r.throughput! > 0, `${id} ${r.target}: measured`);
     }
   }
+  // Node's listener beside uWS's, in every HTTP scenario (docs/runtimes.md "Speed").
+  for (const id of ['s1', 's2']) {
+    t.ok(
+      results[id]!.targets!.some((r) => r.target === NODE_LISTENER && r.skipped === null && r.throughput! > 0),
+      `${id} has the node listener row, measured`,
+    );
+  }
   t.ok(
     results.s4!.targets!.some((r) => r.target === 'jumpgate, node mode' && r.skipped === null),
     's4 has the node-mode row',
@@ -103,6 +111,8 @@ t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenari
   const ws = results.s6?.targets ?? [];
   t.notOk(results.s6?.error, 's6 did not fail');
   const gw = ws.find((r) => r.target === 'jumpgate');
+  const nodeListener = ws.find((r) => r.target === NODE_LISTENER);
+  t.ok(nodeListener !== undefined && nodeListener.subscribed! > 0 && nodeListener.delayMs!.count > 0, 's6: the node listener row, measured');
   t.ok(gw !== undefined && gw.subscribed! > 0 && gw.delayMs!.count > 0, 's6: jumpgate clients subscribed and notifications measured');
   const direct = ws[0];
   t.ok(direct?.target === 'direct to nodes' && direct.subscribed! > 0 && direct.delayMs!.count > 0, 's6: the direct row first, measured');

@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import type { LatencyMs } from '../src/tools/loadgen/http-load.js';
 import { parseBenchArgs } from '../src/tools/loadgen/options.js';
 import { runWsLoad, type WsLoadResult } from '../src/tools/loadgen/ws-load.js';
-import { TOKEN } from './http-scenarios.js';
+import { uwsLoad } from '../src/server/engine.js';
+import { NODE_LISTENER, TOKEN } from './http-scenarios.js';
 import { peerMissing, startPeer, type PeerName } from './peers.js';
 import { bothNodes, freePort, machineBusySeconds, startGatewayProc, startSimProc, treeCpuSeconds, type Proc } from './procs.js';
 
@@ -237,12 +238,14 @@ export async function runWsFanoutPeers(o: {
     rows.push(await measure(ONE_NODE, sims[0]!, [sims[0]!.url], [], [], null));
     // Then each subscription held on both nodes, every notification delivered once from the
     // first to send it (docs/reliability.md "Redundant WebSocket subscriptions").
-    const gateways: [string, string | undefined, number][] = [
-      ['jumpgate', undefined, 1],
-      [REDUNDANT, undefined, 2],
+    const gateways: [string, string | undefined, number, 'node' | undefined][] = [
+      ['jumpgate', undefined, 1, undefined],
+      [REDUNDANT, undefined, 2, undefined],
     ];
-    if (o.baselineCli !== undefined) gateways.push(['baseline', o.baselineCli, 1]);
-    for (const [name, cli, redundancy] of gateways) {
+    // Where uWS serves, Node's listener beside it (docs/runtimes.md "Speed").
+    if (uwsLoad().ok) gateways.push([NODE_LISTENER, undefined, 1, 'node']);
+    if (o.baselineCli !== undefined) gateways.push(['baseline', o.baselineCli, 1, undefined]);
+    for (const [name, cli, redundancy, server] of gateways) {
       const adminPort = await freePort();
       const gw = await startGatewayProc(
         sims.map((s, i) => ({ id: `node-${i}`, url: s.url })),
@@ -250,8 +253,9 @@ export async function runWsFanoutPeers(o: {
         `admin: { host: 127.0.0.1, port: ${adminPort}, token: ${ADMIN} }\nws: { maxConnectionsPerToken: ${clients + 100}, redundancy: ${redundancy} }\noffload: { threads: 0 }`,
         [],
         cli,
+        server,
       );
-      const notes = ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`];
+      const notes = ['offload.threads 0', `ws.maxConnectionsPerToken ${clients + 100}`, `listener ${server ?? (uwsLoad().ok ? 'uws' : 'node')}`];
       if (redundancy > 1) notes.push(`ws.redundancy ${redundancy}`);
       try {
         rows.push(

@@ -5,7 +5,7 @@
 // (idle RSS counts).
 
 import { asksHelp, helpFor } from './help.js';
-import { unsupportedNode } from './node-version.js';
+import { endOfLifeWarning, unsupportedNode } from './node-version.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: jumpgate <command> [options]
@@ -102,6 +102,9 @@ if (unsupported !== null) {
   process.stderr.write(unsupported + '\n');
   process.exit(1);
 }
+// Said where jumpgate runs as a service (and `npm start`); other commands' output is often parsed.
+const pastEndOfLife = process.argv[2] === 'start' ? endOfLifeWarning(process.versions.node) : null;
+if (pastEndOfLife !== null) process.stderr.write(pastEndOfLife + '\n');
 
 main(process.argv.slice(2)).catch(async (err: Error) => {
   if (err instanceof UsageError) {

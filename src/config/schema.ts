@@ -163,12 +163,10 @@ export const ConfigSchema = obj({
       workers: z
         .union([int(0, 256), z.literal('auto')], expected("an integer from 0 to 256 or 'auto'"))
         .meta({ description: "Data-plane worker threads sharing the ports; 'auto' = one per core; 0 = inline on the control plane's event loop" }),
-      server: z
-        .enum(['auto', 'uws', 'node'], expected('one of auto, uws, node'))
-        .meta({
-          description:
-            "HTTP/WebSocket server: 'uws' (uWebSockets.js), 'node' (Node's http and ws), 'auto' = uws where a binary loads for this Node and libc, else node",
-        }),
+      server: z.enum(['auto', 'uws', 'node'], expected('one of auto, uws, node')).meta({
+        description:
+          "HTTP/WebSocket server: 'uws' (uWebSockets.js), 'node' (Node's http and ws), 'auto' = uws where a binary loads for this Node and libc, else node",
+      }),
     },
     'Public RPC listener',
   ),

@@ -1,5 +1,8 @@
 // Which engine serves (docs/runtimes.md): `rpc.server` picks uws, node, or auto (uws where a
-// uWebSockets.js binary loads for this Node and libc, else node). Chosen once per thread.
+// uWebSockets.js binary loads for this Node and libc, else node). The JUMPGATE_SERVER
+// environment variable (uws or node) stands in for auto in every listener of the process, the
+// simulated nodes' included: the whole test suite runs on either engine that way. Chosen once
+// per thread.
 
 import { NodeEngine } from './node-engine.js';
 import type { ServerEngine } from './types.js';
@@ -9,7 +12,9 @@ import { UwsEngine } from './uws-engine.js';
 export type ServerChoice = 'auto' | 'uws' | 'node';
 
 /** `rpc.server: uws` where no uWebSockets.js binary loads. */
-export class ServerChoiceError extends Error {}
+export class ServerChoiceError extends Error {
+  override name = 'ServerChoiceError';
+}
 
 let loaded: UwsLoad | null = null;
 const engines = new Map<ServerChoice, ServerEngine>();
@@ -27,7 +32,15 @@ export function engineFor(choice: ServerChoice, uws: UwsLoad): ServerEngine {
   return new NodeEngine(`Node's http and ws, as ${uws.reason}`);
 }
 
-export function serverEngine(choice: ServerChoice): ServerEngine {
+/** `choice`, or JUMPGATE_SERVER's engine in place of auto. */
+export function effectiveChoice(choice: ServerChoice, env: string | undefined = process.env.JUMPGATE_SERVER): ServerChoice {
+  if (choice !== 'auto' || env === undefined || env === '' || env === 'auto') return choice;
+  if (env === 'uws' || env === 'node') return env;
+  throw new ServerChoiceError(`JUMPGATE_SERVER must be uws, node or auto, not ${JSON.stringify(env)}`);
+}
+
+export function serverEngine(requested: ServerChoice): ServerEngine {
+  const choice = effectiveChoice(requested);
   let e = engines.get(choice);
   if (e === undefined) engines.set(choice, (e = engineFor(choice, uwsLoad())));
   return e;

@@ -127,6 +127,8 @@ export class NodeApp implements HttpApp {
       keepAliveTimeout: IDLE_MS,
       requestTimeout: REQUEST_MS,
       headersTimeout: IDLE_MS,
+      // How often those two are checked (Node's default, 30 s, would hold a silent socket 40 s).
+      connectionsCheckingInterval: 1000,
       noDelay: true,
     };
     const server = this.tls === null ? createHttp(options, this.onRequest) : createHttps({ ...options, ...this.tls }, this.onRequest);

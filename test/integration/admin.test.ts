@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/log.js';
 import { GatewayMetrics } from '../../src/metrics/prometheus.js';
 import { startGateway, type Gateway } from '../../src/lifecycle/start-gateway.js';
 import { startSim, type SimNode } from '../../src/tools/sim/node.js';
+import { serverEngine } from '../../src/server/engine.js';
 import { freePort } from '../../bench/procs.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
@@ -88,7 +89,7 @@ t.test('auth: /healthz and /readyz are open, everything else needs the bearer to
   t.equal(ready.json.status, 'ready');
   t.equal(ready.json.usableNodes, 2);
 
-  for (const path of ['/admin/nodes', '/admin/nodes/n0', '/metrics']) {
+  for (const path of ['/admin/status', '/admin/nodes', '/admin/nodes/n0', '/metrics']) {
     const none = await admin(gw, path, { token: null });
     t.equal(none.status, 401, `${path} without a token`);
     t.match(none.json.error, /missing admin token.*Authorization: Bearer/);
@@ -116,6 +117,18 @@ t.test('auth: /healthz and /readyz are open, everything else needs the bearer to
   const getReload = await admin(gw, '/admin/reload');
   t.equal(getReload.status, 405);
   t.equal(getReload.headers.get('allow'), 'POST');
+});
+
+t.test('GET /admin/status: the runtime, and which listener serves the RPC port and why', async (t) => {
+  const h = await withAdmin(t);
+  const status = await admin(h.gw, '/admin/status');
+  t.equal(status.status, 200);
+  const engine = serverEngine('auto');
+  t.same(status.json, { node: process.versions.node, listener: { engine: engine.name, reason: engine.reason }, workers: 0, draining: false });
+  t.same(h.gw.listener, { engine: engine.name, reason: engine.reason }, 'the gateway says the same');
+  // The listener actually serving is the one named: uWS adds its own header to every answer.
+  const res = await fetch(`http://127.0.0.1:${h.gw.port}/`, { method: 'OPTIONS' });
+  t.equal(res.headers.has('uwebsockets'), engine.name === 'uws', `${engine.name}: uWebSockets header ${res.headers.has('uwebsockets') ? 'present' : 'absent'}`);
 });
 
 t.test('no admin.token configured: 401 everywhere except /healthz and /readyz', async (t) => {
