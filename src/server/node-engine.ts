@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
 import { createServer as createHttps, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { NodeRequest, NodeResponse, OwnedRequest, OwnedResponse, UpgradeResponse } from './node-http.js';
 import { WsRoute } from './node-ws.js';
@@ -45,6 +46,10 @@ function readTls(tls: TlsFiles): TlsContext {
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
 
 type NodeServer = Server<typeof OwnedRequest, typeof OwnedResponse> | HttpsServer<typeof OwnedRequest, typeof OwnedResponse>;
+
+function refuseUnverified(socket: TLSSocket): void {
+  if (!socket.authorized && Object.keys(socket.getPeerCertificate()).length > 0) socket.destroy();
+}
 
 function destroyQuietly(this: Duplex): void {
   this.destroy();
@@ -131,7 +136,15 @@ export class NodeApp implements HttpApp {
       connectionsCheckingInterval: 1000,
       noDelay: true,
     };
-    const server = this.tls === null ? createHttp(options, this.onRequest) : createHttps({ ...options, ...this.tls }, this.onRequest);
+    let server: NodeServer;
+    if (this.tls === null) server = createHttp(options, this.onRequest);
+    else {
+      // With tls.ca, as uWS: a client certificate is asked for; one that does not verify
+      // against the CA ends the connection, and a client without one is served.
+      const withCa = this.tls.ca !== undefined;
+      server = createHttps({ ...options, ...this.tls, requestCert: withCa, rejectUnauthorized: false }, this.onRequest);
+      if (withCa) server.on('secureConnection', refuseUnverified);
+    }
     server.on('upgrade', this.onUpgrade);
     this.servers.add(server);
     return server;

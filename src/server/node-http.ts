@@ -132,8 +132,6 @@ export class NodeResponse implements HttpRes {
   private readonly head = new Head();
   private abortHandler: (() => void) | null = null;
   private dataHandler: ((chunk: BodyChunk, isLast: boolean) => void) | null = null;
-  /** The chunk held back until the next one or the end: uWS marks the last chunk itself. */
-  private pending: Buffer | null = null;
   // `#` fields: the simulated node marks its responses with plain `done` and `aborted`.
   /** Answered, closed or aborted: nothing more is written. */
   #done = false;
@@ -161,16 +159,12 @@ export class NodeResponse implements HttpRes {
   }
 
   chunk(c: Buffer): void {
-    if (this.#aborted) return;
-    if (this.pending !== null) this.dataHandler!(this.pending, false);
-    this.pending = c;
+    if (!this.#aborted) this.dataHandler!(c, false);
   }
 
+  /** The end of the body: an empty last chunk (a chunk held back for the end would not reach a size check before it). */
   last(): void {
-    if (this.#aborted) return;
-    const p = this.pending ?? EMPTY;
-    this.pending = null;
-    this.dataHandler!(p, true);
+    if (!this.#aborted) this.dataHandler!(EMPTY, true);
   }
 
   closed(): void {

@@ -9,6 +9,7 @@ import type { UpgradeTarget } from './node-http.js';
 import type { WsBehavior, WsConn } from './types.js';
 
 const TEXT = { binary: false };
+const EMPTY = Buffer.alloc(0);
 const BINARY = { binary: true };
 function ignore(): void {}
 
@@ -17,6 +18,8 @@ export class NodeWsConn<U> implements WsConn<U> {
   active = true;
   /** Idle checks in a row that found nothing received. */
   quiet = 0;
+  /** The close handler ran (uWS runs it at once on end() and close(), not when the peer answers). */
+  reported = false;
 
   constructor(
     readonly socket: WebSocket,
@@ -29,15 +32,17 @@ export class NodeWsConn<U> implements WsConn<U> {
     if (ws.readyState !== ws.OPEN) return 0;
     // ws keeps a reference to a Buffer until the socket takes it; callers reuse theirs (as uWS allows).
     ws.send(typeof message === 'string' ? message : Buffer.from(message), isBinary ? BINARY : TEXT);
-    if (this.route.closeOnBackpressureLimit && ws.bufferedAmount > this.route.maxBackpressure) ws.terminate();
+    if (this.route.closeOnBackpressureLimit && ws.bufferedAmount > this.route.maxBackpressure) this.close();
     return 1;
   }
 
   end(code?: number, reason?: string): void {
+    this.route.closed(this, code ?? 1000, reason === undefined ? EMPTY : Buffer.from(reason));
     this.socket.close(code, reason);
   }
 
   close(): void {
+    this.route.closed(this, 1006, EMPTY);
     this.socket.terminate();
   }
 
@@ -94,11 +99,16 @@ export class WsRoute<U> implements UpgradeTarget {
     });
     ws.on('pong', () => (conn.active = true));
     ws.on('ping', () => (conn.active = true));
-    ws.on('close', (code: number, reason: Buffer) => {
-      this.conns.delete(conn);
-      b.close(conn, code, new Uint8Array(reason).buffer as ArrayBuffer);
-    });
+    ws.on('close', (code: number, reason: Buffer) => this.closed(conn, code, reason));
     b.open(conn);
+  }
+
+  /** Runs the close handler once per connection. */
+  closed(conn: NodeWsConn<U>, code: number, reason: Buffer): void {
+    if (conn.reported) return;
+    conn.reported = true;
+    this.conns.delete(conn);
+    this.behavior.close(conn, code, new Uint8Array(reason).buffer as ArrayBuffer);
   }
 
   private checkIdle(): void {
@@ -109,7 +119,7 @@ export class WsRoute<U> implements UpgradeTarget {
         continue;
       }
       c.quiet++;
-      if (c.quiet >= 2) c.socket.terminate();
+      if (c.quiet >= 2) c.close();
       else if (this.behavior.sendPingsAutomatically) c.socket.ping();
     }
   }
@@ -118,6 +128,6 @@ export class WsRoute<U> implements UpgradeTarget {
   close(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
-    for (const c of [...this.conns]) c.socket.terminate();
+    for (const c of [...this.conns]) c.close();
   }
 }
