@@ -33,14 +33,14 @@ export function engineFor(choice: ServerChoice, uws: UwsLoad): ServerEngine {
 }
 
 /** `choice`, or JUMPGATE_SERVER's engine in place of auto. */
-export function effectiveChoice(choice: ServerChoice, env: string | undefined = process.env.JUMPGATE_SERVER): ServerChoice {
+export function effectiveChoice(choice: ServerChoice, env: string | undefined): ServerChoice {
   if (choice !== 'auto' || env === undefined || env === '' || env === 'auto') return choice;
   if (env === 'uws' || env === 'node') return env;
   throw new ServerChoiceError(`JUMPGATE_SERVER must be uws, node or auto, not ${JSON.stringify(env)}`);
 }
 
 export function serverEngine(requested: ServerChoice): ServerEngine {
-  const choice = effectiveChoice(requested);
+  const choice = effectiveChoice(requested, process.env.JUMPGATE_SERVER);
   let e = engines.get(choice);
   if (e === undefined) engines.set(choice, (e = engineFor(choice, uwsLoad())));
   return e;

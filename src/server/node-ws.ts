@@ -10,6 +10,7 @@ import type { WsBehavior, WsConn } from './types.js';
 
 const TEXT = { binary: false };
 const EMPTY = Buffer.alloc(0);
+const UNREAD_LIMIT = 64 * 1024;
 const BINARY = { binary: true };
 function ignore(): void {}
 
@@ -38,7 +39,10 @@ export class NodeWsConn<U> implements WsConn<U> {
 
   end(code?: number, reason?: string): void {
     this.route.closed(this, code ?? 1000, reason === undefined ? EMPTY : Buffer.from(reason));
-    this.socket.close(code, reason);
+    // A close frame queued behind this much unread data would wait for ws's 30 s close
+    // timeout: a client that does not read is cut off at once.
+    if (this.socket.bufferedAmount > UNREAD_LIMIT) this.socket.terminate();
+    else this.socket.close(code, reason);
   }
 
   close(): void {

@@ -11,7 +11,7 @@ import t from 'tap';
 /** Bottom first; a name is a folder of src/ or a file at its root (without .ts). */
 const LAYERS: readonly (readonly string[])[] = [
   ['errors', 'log', 'slabs', 'stop-list', 'token-format'],
-  ['config', 'rpc'],
+  ['config', 'rpc', 'server'],
   ['routing', 'solana'],
   ['metrics'],
   ['store'],

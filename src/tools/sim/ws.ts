@@ -5,14 +5,7 @@
 // kind (per account group) and only the subscription id is spliced in per socket.
 
 import { viewOf } from '../../server/chunk.js';
-import type {
-  BodyChunk,
-  HttpReq as HttpRequest,
-  HttpRes as HttpResponse,
-  UpgradeContext,
-  WsConn as WebSocket,
-  WsBehavior as WebSocketBehavior,
-} from '../../server/types.js';
+import type { BodyChunk, HttpReq, HttpRes, UpgradeContext, WsConn as WebSocket, WsBehavior } from '../../server/types.js';
 import { trueSlot } from './chain.js';
 import { PARSE_ERROR } from './envelope.js';
 import type { MethodEnv } from './env.js';
@@ -115,7 +108,7 @@ function unsubscribeId(p: unknown): number {
 }
 
 export class SimWs {
-  readonly behavior: WebSocketBehavior<Conn>;
+  readonly behavior: WsBehavior<Conn>;
   private nextId = 0;
   private readonly sockets = new Set<Socket>();
   private readonly slotSubs = new Map<number, Socket>();
@@ -165,7 +158,7 @@ export class SimWs {
     this.dropAll(1001, 'node shutting down');
   }
 
-  private onUpgrade(res: HttpResponse, req: HttpRequest, context: UpgradeContext): void {
+  private onUpgrade(res: HttpRes, req: HttpReq, context: UpgradeContext): void {
     if (this.closed || this.host.wsDrop()) {
       res.writeStatus('503 Service Unavailable').end('WebSocket unavailable');
       return;

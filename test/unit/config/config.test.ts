@@ -42,7 +42,7 @@ t.test('the resolved config is a fresh copy; DEFAULTS stay frozen', async (t) =>
 
 t.test('a key left out takes its default; nested mappings merge, arrays replace', async (t) => {
   const c = parseConfig('rpc: { port: 1234 }\ncors: { origins: [https://a.example] }\n', {});
-  t.same(c.rpc, { host: '127.0.0.1', port: 1234, wsPort: 8900, workers: 1 });
+  t.same(c.rpc, { host: '127.0.0.1', port: 1234, wsPort: 8900, workers: 1, server: 'auto' });
   t.same(c.cors.origins, ['https://a.example']);
   t.same(c.limits, DEFAULTS.limits);
 });
