@@ -62,7 +62,7 @@ t.test('rpc.server uws: serves where a binary loads; elsewhere the start fails w
   writeFileSync(file, stringify({ ...config('uws'), admin: { port: 0 } }));
   const p = runCli(['start', '--config', file], { env: { JUMPGATE_SERVER: '' } });
   t.teardown(() => p.child.kill('SIGKILL'));
-  t.equal(await p.exited, 1, 'exit status 1');
+  t.equal(await p.exited, 2, 'exit status 2, as any config error');
   t.match(p.out(), /config: rpc\.server is uws, but no uWebSockets\.js binary for Node\.js [\d.]+ \(ABI \d+, /);
   t.match(p.out(), /set rpc\.server to auto or node \(docs\/runtimes\.md\)/);
   t.notMatch(p.out(), /rpc listening/, 'nothing listened');
