@@ -91,7 +91,7 @@ function glibcAtLeast(have: string | null, min: readonly [number, number]): bool
   return a > min[0] || (a === min[0] && b >= min[1]);
 }
 
-export type UwsLoad = { ok: true; native: UwsNative; reason: string } | { ok: false; reason: string };
+export type UwsLoad = { ok: true; native: UwsNative; build: UwsBuild; reason: string } | { ok: false; reason: string };
 
 /** Loads the first build that fits `rt`; else says, build by build, why none did. */
 export function loadUws(rt: Runtime = currentRuntime(), builds: readonly UwsBuild[] = UWS_BUILDS): UwsLoad {
@@ -115,7 +115,7 @@ export function loadUws(rt: Runtime = currentRuntime(), builds: readonly UwsBuil
     }
     try {
       const native = createRequire(import.meta.url)(path) as UwsNative;
-      return { ok: true, native, reason: `uWebSockets.js from ${label} (${file})` };
+      return { ok: true, native, build: b, reason: `uWebSockets.js from ${label} (${file})` };
     } catch (err) {
       why.push(`${label}'s ${file} does not load: ${(err as Error).message.split('\n')[0]}`);
     }

@@ -8,12 +8,18 @@
 // connection that never sent a byte, and waiting once for all of them keeps the file short.
 
 import t from 'tap';
-import { serverEngine } from '../../src/server/engine.js';
+import { serverEngine, uwsLoad } from '../../src/server/engine.js';
 import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN } from '../helpers/gateway.js';
 import { chunk, LAST_CHUNK, RawConnection, rawChunkedHead, rawPost, type RawResponse } from '../helpers/raw-http.js';
 
 const ENGINE = serverEngine('auto');
+const LOADED = uwsLoad();
+/**
+ * uWS v20.57 (the Node 24 build, docs/runtimes.md) parses request lines split across reads and
+ * answers malformed header lines with 400; uws-pack 20.0.8's answers are pinned below.
+ */
+const V20_57 = LOADED.ok && LOADED.build.version === '20.57.0';
 if (ENGINE.name !== 'uws') t.plan(0, `pins uWebSockets.js; this run serves with Node's listener (http-compat-node.test.ts pins that)`);
 else {
   type Test = Parameters<Parameters<typeof t.test>[0]>[0];
@@ -175,7 +181,8 @@ else {
       ['after the request line', lineEnd + 2, 200],
       ['inside a header', lineEnd + 6, 200],
     ];
-    for (const [where, at, status] of cuts) {
+    for (const [where, at, cutStatus] of cuts) {
+      const status = V20_57 ? 200 : cutStatus;
       const c = await open(t);
       c.write(req.slice(0, at));
       await afterARead();
@@ -193,24 +200,31 @@ else {
     // Reaches 1 s after the requests were sent before judging "no answer".
     await delay(Math.max(0, 1000 - (Date.now() - silentSentAt)));
     const names = Object.keys(silent);
-    silentConns.forEach((c, i) => {
-      t.equal(c.received.length, 0, `${names[i]}: no byte within ${Date.now() - silentSentAt} ms`);
-      t.notOk(c.closed, `${names[i]}: still open`);
-    });
+    if (V20_57) {
+      for (const [i, c] of silentConns.entries()) {
+        await c.waitClosed();
+        t.match(c.received.toString('latin1'), /^HTTP\/1\.1 400 Bad Request\r\n/, `${names[i]}: 400 (uWS v20.57), closed`);
+      }
+    } else {
+      silentConns.forEach((c, i) => {
+        t.equal(c.received.length, 0, `${names[i]}: no byte within ${Date.now() - silentSentAt} ms`);
+        t.notOk(c.closed, `${names[i]}: still open`);
+      });
+    }
     // uWS's HTTP idle timeout is 10 s in 4 s ticks: every one closes 8 to ~14 s after it opened.
-    const all = [idleControl, ...silentConns];
-    await eventually('the idle timer to close the connections', () => all.every((c) => c.closed), 15_000 - (Date.now() - silentSentAt));
+    const all = V20_57 ? [idleControl] : [idleControl, ...silentConns];
+    // v20.57 waits about 32 s for a first request.
+    const [from, to] = V20_57 ? [28_000, 37_000] : [8000, 15_000];
+    await eventually('the idle timer to close the connections', () => all.every((c) => c.closed), to - (Date.now() - silentSentAt));
     t.equal(idleControl.received.length, 0);
-    t.ok(
-      idleControl.closedAfterMs! >= 8000 && idleControl.closedAfterMs! <= 15_000,
-      `a connection that sent nothing closes after ${idleControl.closedAfterMs} ms`,
-    );
-    silentConns.forEach((c, i) => {
-      t.equal(c.received.length, 0, `${names[i]}: closed without a byte`);
-      t.ok(
-        Math.abs(c.closedAfterMs! - idleControl.closedAfterMs!) < 4500,
-        `${names[i]}: closed after ${c.closedAfterMs} ms, with the one that sent nothing (same timer)`,
-      );
-    });
+    t.ok(idleControl.closedAfterMs! >= from && idleControl.closedAfterMs! <= to, `a connection that sent nothing closes after ${idleControl.closedAfterMs} ms`);
+    if (!V20_57)
+      silentConns.forEach((c, i) => {
+        t.equal(c.received.length, 0, `${names[i]}: closed without a byte`);
+        t.ok(
+          Math.abs(c.closedAfterMs! - idleControl.closedAfterMs!) < 4500,
+          `${names[i]}: closed after ${c.closedAfterMs} ms, with the one that sent nothing (same timer)`,
+        );
+      });
   });
 }
