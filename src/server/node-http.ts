@@ -10,6 +10,8 @@ import type { BodyChunk, HttpReq, HttpRes, UpgradeContext } from './types.js';
 
 const METHODS: Record<string, string> = { POST: 'post', GET: 'get', HEAD: 'head', OPTIONS: 'options', PUT: 'put', DELETE: 'delete', PATCH: 'patch' };
 const EMPTY = Buffer.alloc(0);
+/** Answers up to this many bytes go out in one write with their head (NodeResponse.end). */
+const ONE_WRITE_MAX = 2048;
 
 /** The address as uWS gives it: its own ArrayBuffer of text. */
 export function addressText(address: string | undefined): ArrayBuffer {
@@ -196,7 +198,11 @@ export class NodeResponse implements HttpRes {
     h.lines.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (closeConnection) h.lines.push('connection', 'close');
     this.res.writeHead(h.status, h.message, h.lines);
-    this.res.end(body);
+    // Node writes a Buffer body after its header string as a second chunk (a writev per
+    // answer); a string is appended to the header and written at once. Latin-1 carries every
+    // byte unchanged, and small answers are the common ones.
+    if (typeof body !== 'string' && body.length <= ONE_WRITE_MAX) this.res.end(body.toString('latin1'), 'latin1');
+    else this.res.end(body);
     return this;
   }
 
