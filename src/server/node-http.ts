@@ -118,6 +118,26 @@ class Head {
   }
 }
 
+/** What both response kinds write the same way: status, headers, corking (nothing to batch). */
+abstract class HeadWriter {
+  protected readonly head = new Head();
+
+  cork(cb: () => void): this {
+    cb();
+    return this;
+  }
+
+  writeStatus(s: string | Buffer): this {
+    this.head.writeStatus(s);
+    return this;
+  }
+
+  writeHeader(k: string | Buffer, v: string | Buffer): this {
+    this.head.writeHeader(k, v);
+    return this;
+  }
+}
+
 function onRequestData(this: OwnedRequest, chunk: Buffer): void {
   this.owner?.chunk(chunk);
 }
@@ -130,8 +150,7 @@ function onResponseClose(this: OwnedResponse): void {
   this.owner?.closed();
 }
 
-export class NodeResponse implements HttpRes {
-  private readonly head = new Head();
+export class NodeResponse extends HeadWriter implements HttpRes {
   private abortHandler: (() => void) | null = null;
   private dataHandler: ((chunk: BodyChunk, isLast: boolean) => void) | null = null;
   // `#` fields: the simulated node marks its responses with plain `done` and `aborted`.
@@ -143,6 +162,7 @@ export class NodeResponse implements HttpRes {
     private readonly req: OwnedRequest,
     private readonly res: OwnedResponse,
   ) {
+    super();
     req.owner = this;
     res.owner = this;
   }
@@ -174,21 +194,6 @@ export class NodeResponse implements HttpRes {
     this.#done = true;
     this.#aborted = true;
     this.abortHandler?.();
-  }
-
-  cork(cb: () => void): this {
-    cb();
-    return this;
-  }
-
-  writeStatus(s: string | Buffer): this {
-    this.head.writeStatus(s);
-    return this;
-  }
-
-  writeHeader(k: string | Buffer, v: string | Buffer): this {
-    this.head.writeHeader(k, v);
-    return this;
   }
 
   end(body: string | Buffer = '', closeConnection = false): this {
@@ -238,8 +243,7 @@ export interface UpgradeTarget {
 }
 
 /** The response to a WebSocket upgrade request: a refusal written raw, or the upgrade. */
-export class UpgradeResponse implements HttpRes {
-  private readonly head = new Head();
+export class UpgradeResponse extends HeadWriter implements HttpRes {
   #done = false;
 
   constructor(
@@ -247,7 +251,9 @@ export class UpgradeResponse implements HttpRes {
     private readonly socket: Duplex,
     private readonly first: Buffer,
     private readonly target: UpgradeTarget,
-  ) {}
+  ) {
+    super();
+  }
 
   onAborted(handler: () => void): this {
     this.socket.once('close', () => {
@@ -258,21 +264,6 @@ export class UpgradeResponse implements HttpRes {
 
   onData(handler: (chunk: BodyChunk, isLast: boolean) => void): this {
     handler(EMPTY, true);
-    return this;
-  }
-
-  cork(cb: () => void): this {
-    cb();
-    return this;
-  }
-
-  writeStatus(s: string | Buffer): this {
-    this.head.writeStatus(s);
-    return this;
-  }
-
-  writeHeader(k: string | Buffer, v: string | Buffer): this {
-    this.head.writeHeader(k, v);
     return this;
   }
 

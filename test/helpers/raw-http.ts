@@ -151,3 +151,14 @@ export function rawChunkedHead(path: string, headers: string[] = []): string {
 /** One chunk of a chunked body. */
 export const chunk = (s: string): string => Buffer.byteLength(s).toString(16) + '\r\n' + s + '\r\n';
 export const LAST_CHUNK = '0\r\n\r\n';
+
+/** A JSON-RPC call's body (the framing tests' requests). */
+export const rpcBody = (id: number, method = 'getHealth'): string => `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`;
+/** A simulated node's getHealth answer to `id`. */
+export const healthAnswer = (id: number): string => `{"jsonrpc":"2.0","result":"ok","id":${id}}`;
+
+/** A pause that is followed by a poll phase of the event loop, where a server in this process reads. */
+export async function afterARead(): Promise<void> {
+  await new Promise((r) => setTimeout(r, 30));
+  await new Promise((r) => setImmediate(r));
+}

@@ -6,7 +6,7 @@ import t from 'tap';
 import { serverEngine } from '../../src/server/engine.js';
 import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN } from '../helpers/gateway.js';
-import { chunk, LAST_CHUNK, RawConnection, rawChunkedHead, rawPost, type RawResponse } from '../helpers/raw-http.js';
+import { afterARead, chunk, healthAnswer, LAST_CHUNK, RawConnection, rawChunkedHead, rawPost, rpcBody, type RawResponse } from '../helpers/raw-http.js';
 
 const ENGINE = serverEngine('auto');
 if (ENGINE.name !== 'node') t.plan(0, `pins Node's listener; this run serves with uWebSockets.js (JUMPGATE_SERVER=node runs it)`);
@@ -14,16 +14,10 @@ else {
   type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
   const PATH = `/api-token/${TOKEN}`;
-  const body = (id: number, method = 'getHealth'): string => `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`;
-  const ok = (id: number): string => `{"jsonrpc":"2.0","result":"ok","id":${id}}`;
+  const body = rpcBody;
+  const ok = healthAnswer;
   const BODY = body(1);
   const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
-
-  const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-  const afterARead = async (): Promise<void> => {
-    await delay(30);
-    await new Promise((r) => setImmediate(r));
-  };
 
   const h = await startHarness({ config: { health: { intervalMs: 60_000 } } });
   t.teardown(() => h.close());

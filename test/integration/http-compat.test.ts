@@ -11,7 +11,7 @@ import t from 'tap';
 import { serverEngine, uwsLoad } from '../../src/server/engine.js';
 import { eventually } from '../helpers/eventually.js';
 import { startHarness, TOKEN } from '../helpers/gateway.js';
-import { chunk, LAST_CHUNK, RawConnection, rawChunkedHead, rawPost, type RawResponse } from '../helpers/raw-http.js';
+import { afterARead, chunk, healthAnswer, LAST_CHUNK, RawConnection, rawChunkedHead, rawPost, rpcBody, type RawResponse } from '../helpers/raw-http.js';
 
 const ENGINE = serverEngine('auto');
 const LOADED = uwsLoad();
@@ -25,16 +25,10 @@ else {
   type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
   const PATH = `/api-token/${TOKEN}`;
-  const body = (id: number, method = 'getHealth'): string => `{"jsonrpc":"2.0","id":${id},"method":"${method}"}`;
-  const ok = (id: number): string => `{"jsonrpc":"2.0","result":"ok","id":${id}}`;
+  const body = rpcBody;
+  const ok = healthAnswer;
   const BODY = body(1);
-
   const delay = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-  /** A pause that is followed by a poll phase of the event loop, where the gateway (same process) reads. */
-  const afterARead = async (): Promise<void> => {
-    await delay(30);
-    await new Promise((r) => setImmediate(r));
-  };
 
   const h = await startHarness({ config: { health: { intervalMs: 60_000 } } });
   t.teardown(() => h.close());
