@@ -37,7 +37,7 @@ t.test('TLS: served with the configured certificate', { skip: NO_OPENSSL }, asyn
   t.teardown(() => h.close());
   t.match(h.url, /^https:\/\//);
   // By name: @grpc/grpc-js 1.14 sends an IP address as the TLS server name, which Node 26
-  // refuses (docs/grpc.md "TLS"); the certificate names localhost too.
+  // refuses (docs/grpc.md "Configuration"); the certificate names localhost too.
   const target = h.url.replace('https://127.0.0.1', 'localhost');
   const client = new grpc.Client(target, grpc.credentials.createSsl(certs.caPem));
   t.teardown(() => client.close());
