@@ -16,7 +16,7 @@ import { REDUNDANT } from './ws-fanout-peers.js';
 const RUNNER = new URL('./run.js', import.meta.url).pathname;
 
 // Both runs together take longer than the suite's per-file timeout on 2 shared cores.
-t.setTimeout(450_000);
+t.setTimeout(600_000);
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
 
@@ -54,7 +54,7 @@ interface Row {
   p99OverOneNodeMs?: number | null;
 }
 
-t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 150_000 }, async (t) => {
+t.test('npm run bench -- s1..s6 floor --quick: a row per target in every scenario, JSON written', { timeout: 240_000 }, async (t) => {
   const { out, results } = await runQuick<Record<string, { targets?: Row[]; error?: string }>>(t, ['s1', 's2', 's3', 's4', 's5', 's6', 'floor']);
 
   t.ok(results.setup, 'setup recorded');
