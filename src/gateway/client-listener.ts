@@ -104,7 +104,7 @@ export class ClientListener {
       // two silently split the connections instead of the second start failing.
       const sock = this.shared
         ? await listenOn(engine, app, this.host, wanted, false)
-        : this.tls === null || engine.name === 'node'
+        : this.tls === null || engine.swapsCertificates
           ? await listenOn(engine, app, this.host, wanted, true)
           : await listenOn(engine, app, this.host, await reservePort(this.host, wanted), false);
       this.sockets.push(sock);
@@ -119,13 +119,14 @@ export class ClientListener {
   replaceCertificate(tls: TlsConfig): void {
     if (this.tls === null || this.routes === null) throw new Error('the RPC listener serves plain HTTP; turning TLS on needs a restart');
     const engine = this.engine;
-    let swapped: boolean;
-    try {
-      swapped = engine.swapCertificate(this.apps[this.apps.length - 1]!, tls);
-    } catch {
-      throw tlsError(tls);
+    if (engine.swapsCertificates) {
+      try {
+        engine.swapCertificate(this.apps[this.apps.length - 1]!, tls);
+      } catch {
+        throw tlsError(tls);
+      }
     }
-    if (swapped || this.sockets.length === 0) {
+    if (engine.swapsCertificates || this.sockets.length === 0) {
       // Swapped in place, or stopped listening (draining): nothing new will connect.
       this.tls = tls;
       return;

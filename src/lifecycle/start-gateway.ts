@@ -23,7 +23,6 @@ import type { NodePool } from '../upstream/pool.js';
 import { startConsole, type ConsoleServer } from '../console/listener.js';
 import { StopList } from '../stop-list.js';
 import { serverEngine, ServerChoiceError } from '../server/engine.js';
-import { reusePortSupported } from '../server/node-engine.js';
 import type { ServerEngine } from '../server/types.js';
 import type { FullStore } from '../store/types.js';
 import type { UsageFlush } from '../usage/flush.js';
@@ -46,7 +45,7 @@ function chooseEngine(config: Config, workerCount: number, source: string | unde
     if (err instanceof ServerChoiceError) throw new ConfigError([err.message], source);
     throw err;
   }
-  if (engine.name === 'node' && workerCount > 1 && !reusePortSupported()) {
+  if (workerCount > 1 && !engine.sharesPorts) {
     throw new ConfigError(
       [
         `rpc.workers ${workerCount} with Node's http listener needs Node.js 22.12 or later (SO_REUSEPORT); this is ${process.versions.node}: set rpc.workers to 1 (docs/runtimes.md)`,

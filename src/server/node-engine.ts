@@ -170,6 +170,8 @@ export class NodeApp implements HttpApp {
 
 export class NodeEngine implements ServerEngine {
   readonly name = 'node';
+  readonly sharesPorts = reusePortSupported();
+  readonly swapsCertificates = true;
 
   constructor(readonly reason: string) {}
 
@@ -185,7 +187,7 @@ export class NodeEngine implements ServerEngine {
         resolve(null);
       });
       // Without reusePort Node never sets SO_REUSEPORT: a port anything holds fails the listen.
-      const shared = !exclusive && reusePortSupported();
+      const shared = !exclusive && this.sharesPorts;
       server.listen({ host, port, ...(shared ? { reusePort: true } : {}) }, () => resolve(server));
     });
   }
@@ -198,8 +200,7 @@ export class NodeEngine implements ServerEngine {
     (socket as Server).close();
   }
 
-  swapCertificate(app: HttpApp, tls: TlsFiles): boolean {
+  swapCertificate(app: HttpApp, tls: TlsFiles): void {
     (app as NodeApp).swapCertificate(tls);
-    return true;
   }
 }

@@ -106,12 +106,16 @@ export interface ServerEngine {
   listenNow?(app: HttpApp, host: string, port: number, exclusive: boolean): ListenSocket | null;
   localPort(socket: ListenSocket): number;
   closeListen(socket: ListenSocket): void;
+  /** Several listeners of this process can share a port (SO_REUSEPORT): data-plane threads. */
+  readonly sharesPorts: boolean;
   /**
-   * New connections of `app` get the certificate in `tls` from now on: true when the engine
-   * swaps it in place; false when it cannot (uWS reads certificates only when an app is built:
-   * the caller builds a new app and listens on the same ports with listenNow).
+   * The engine swaps an app's certificate in place (swapCertificate). uWS cannot: it reads
+   * certificates only when an app is built, so the caller builds a new app and listens on the
+   * same ports with listenNow (its TLS ports are opened shared for that).
    */
-  swapCertificate(app: HttpApp, tls: TlsFiles): boolean;
+  readonly swapsCertificates: boolean;
+  /** New connections of `app` get the certificate in `tls` from now on; throws on unusable files. */
+  swapCertificate(app: HttpApp, tls: TlsFiles): void;
 }
 
 export type ServerName = 'uws' | 'node';

@@ -12,6 +12,8 @@ type Listen = (host: string, port: number, options: number, cb: (s: ListenSocket
 
 export class UwsEngine implements ServerEngine {
   readonly name = 'uws';
+  readonly sharesPorts = true;
+  readonly swapsCertificates = false;
 
   constructor(
     private readonly uws: UwsNative,
@@ -43,7 +45,7 @@ export class UwsEngine implements ServerEngine {
     this.uws.us_listen_socket_close(socket);
   }
 
-  swapCertificate(): boolean {
-    return false;
+  swapCertificate(): void {
+    throw new Error('uWS reads certificates only when an app is built');
   }
 }
