@@ -20,6 +20,9 @@ export const Errors = {
   unsupportedMediaType: spec(7415, 415, 'Content-Type must be application/json'),
   rateLimited: spec(7429, 429, 'Rate limit exceeded'),
   badHeaders: spec(7700, 400, 'Invalid request headers'),
+  badHttp: spec(7400, 400, 'Malformed HTTP request'),
+  headTooLarge: spec(7431, 431, 'Request line and headers too large'),
+  requestTimeout: spec(7408, 408, 'Request not received in time'),
   batchTooLarge: spec(7701, 413, 'Batch too large'),
   duplicateSubscription: spec(7702, 200, 'Duplicate subscription on this connection'),
   subscriptionLimit: spec(7703, 200, 'Subscription limit per connection reached'),
@@ -43,7 +46,7 @@ const JSONRPC_HEAD = '{"jsonrpc":"2.0","error":{"code":';
  * Error body per docs/errors.md "Gateway errors". `id` is raw JSON text (byte-for-byte from the request) or null.
  * `data` is plain JSON-serialisable detail; never includes a token.
  */
-export function errorBody(e: GatewayErrorSpec, id: string | null, data?: Record<string, unknown>, message?: string): string {
+export function errorBody(e: Pick<GatewayErrorSpec, 'code' | 'message'>, id: string | null, data?: Record<string, unknown>, message?: string): string {
   return (
     JSONRPC_HEAD +
     e.code +
@@ -70,8 +73,10 @@ export const STATUS_TEXT: Record<number, string> = {
   404: '404 Not Found',
   405: '405 Method Not Allowed',
   413: '413 Payload Too Large',
+  408: '408 Request Timeout',
   415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large',
   500: '500 Internal Server Error',
   502: '502 Bad Gateway',
   503: '503 Service Unavailable',

@@ -21,7 +21,8 @@
 import { createServer } from 'node:net';
 import { ConfigError } from '../config/load.js';
 import type { TlsConfig } from '../config/schema.js';
-import type { HttpApp, ListenSocket, ServerEngine } from '../server/types.js';
+import { errorBody, Errors } from '../errors.js';
+import { MAX_HEAD_BYTES, type HttpApp, type ListenSocket, type ServerEngine } from '../server/types.js';
 
 async function listenOn(engine: ServerEngine, app: HttpApp, host: string, port: number, exclusive: boolean): Promise<ListenSocket> {
   const sock = await engine.listen(app, host, port, exclusive);
@@ -52,9 +53,15 @@ function tlsError(tls: TlsConfig): ConfigError {
   return new ConfigError([`tls: the RPC listener cannot use tls.cert (${tls.cert}) with tls.key (${tls.key})${ca}`]);
 }
 
+/** The RPC port's answer to what the engine refuses itself (docs/errors.md 7400, 7408, 7431). */
+function refusalBody(status: number): string {
+  if (status === 431) return errorBody(Errors.headTooLarge, null, { maxHeadBytes: MAX_HEAD_BYTES });
+  return errorBody(status === 408 ? Errors.requestTimeout : Errors.badHttp, null);
+}
+
 function newApp(engine: ServerEngine, tls: TlsConfig | null): HttpApp {
   try {
-    return engine.app(tls);
+    return engine.app(tls, refusalBody);
   } catch {
     throw tlsError(tls!);
   }

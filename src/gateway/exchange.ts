@@ -4,7 +4,7 @@
 // Fields are all set in the constructor (one V8 shape).
 
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
+import { A_BATCH, A_BATCH_TOO_LARGE, A_PARSE_ERROR, A_REPLY, KIND_REQUEST, type Analysis, type BatchPlan } from '../rpc/analyze.js';
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { admit, type AdmissionRequest } from '../limits/admission.js';
@@ -139,7 +139,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
 
   private route(a: Analysis): void {
     if (this.aborted) return this.settle();
-    if (a.type === A_REPLY) return this.respond(OK, a.reply, '');
+    if (a.type === A_REPLY || a.type === A_PARSE_ERROR) return this.respond(OK, a.reply, '');
     const settings = this.settings;
     const services = this.services;
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: settings.maxBatch }, false);

@@ -6,7 +6,7 @@
 // on the socket with the node's bytes.
 
 import { errorBody, Errors, statusLine, type GatewayErrorSpec } from '../errors.js';
-import { A_REPLY, A_SINGLE, PARSE_ERROR_REPLY, type Analysis } from '../rpc/analyze.js';
+import { A_PARSE_ERROR, A_SINGLE, type Analysis } from '../rpc/analyze.js';
 import { Exchange } from './exchange.js';
 import { MODE_DEFAULT } from './headers.js';
 import { pathToken } from './http-listener.js';
@@ -242,8 +242,8 @@ function dispatch(c: WsClient, frame: Buffer, serving: Serving, hub: Subscriptio
       else hub.unsubscribe(c, method, params, id);
       return;
     }
-  } else if (a.type === A_REPLY && a.reply === PARSE_ERROR_REPLY) {
-    return c.refuse(PARSE_ERROR_REPLY, frame.length);
+  } else if (a.type === A_PARSE_ERROR) {
+    return c.refuse(a.reply, frame.length);
   }
   // Any other call, batch or invalid request: the request core HTTP calls use routes and
   // answers it, here on the socket.

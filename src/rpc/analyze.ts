@@ -5,9 +5,10 @@
 // call (kind and method: limits, timeouts, usage) and whether the batch can go to the nodes
 // with the client's own ids (ids.ts).
 
-import { RpcErrors, rpcErrorBody } from '../errors.js';
+import { errorBody, RpcErrors, rpcErrorBody } from '../errors.js';
 import { Byte } from './bytes.js';
 import { echoedId, IdTable } from './ids.js';
+import { syntaxErrorOffset } from './syntax-offset.js';
 import { CallFlag, Member, RequestLayout, scanRequest } from './validate.js';
 
 export const KIND_REQUEST = 0;
@@ -41,6 +42,8 @@ export const A_BATCH = 1;
 /** Answered by the gateway with HTTP 200 and `reply` (parse error, invalid request). */
 export const A_REPLY = 2;
 export const A_BATCH_TOO_LARGE = 3;
+/** The body is not JSON: answered like A_REPLY, and a WebSocket refuses the frame (ws-listener.ts). */
+export const A_PARSE_ERROR = 4;
 
 export interface Analysis {
   type: number;
@@ -58,8 +61,14 @@ export interface Analysis {
   paramsEnd: number;
 }
 
-/** The answer to a body that is not JSON (`reply` of such an analysis, always this string). */
-export const PARSE_ERROR_REPLY = rpcErrorBody(RpcErrors.parse, null);
+/**
+ * The answer to a body that is not JSON: JSON-RPC's parse error, with where the body stops
+ * being JSON in `data.offset` (docs/errors.md); the body's end when it ends early.
+ */
+export function parseErrorReply(body: Uint8Array): string {
+  const at = syntaxErrorOffset(body);
+  return at < 0 ? rpcErrorBody(RpcErrors.parse, null) : errorBody(RpcErrors.parse, null, { offset: at });
+}
 
 function analysis(type: number, method: string, notification: boolean, plan: BatchPlan | null, reply: string): Analysis {
   return { type, method, notification, plan, reply, idStart: -1, idEnd: -1, paramsStart: -1, paramsEnd: -1 };
@@ -149,7 +158,7 @@ function methodOf(body: Buffer, c: number): string {
 }
 
 export function analyze(body: Buffer, maxBatch: number): Analysis {
-  if (!scanRequest(body, maxBatch, layout)) return analysis(A_REPLY, '', false, null, PARSE_ERROR_REPLY);
+  if (!scanRequest(body, maxBatch, layout)) return analysis(A_PARSE_ERROR, '', false, null, parseErrorReply(body));
   if (layout.batch) return analyzeBatch(body, maxBatch);
   const checks = callChecks(body, 0);
   if ((checks & VALID_CALL) === 0) {

@@ -12,7 +12,16 @@ import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { NodeRequest, NodeResponse, OwnedRequest, OwnedResponse, UpgradeResponse } from './node-http.js';
 import { WsRoute } from './node-ws.js';
-import type { HttpApp, HttpHandler, ListenSocket, ServerEngine, TlsFiles, WsBehavior } from './types.js';
+import {
+  MAX_HEAD_BYTES,
+  type HttpApp,
+  type HttpHandler,
+  type ListenSocket,
+  type RefusalBody,
+  type ServerEngine,
+  type TlsFiles,
+  type WsBehavior,
+} from './types.js';
 
 /** uWS closes a keep-alive connection idle this long. */
 const IDLE_MS = 10_000;
@@ -45,6 +54,8 @@ function readTls(tls: TlsFiles): TlsContext {
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n';
 
+const REFUSAL_STATUS: Record<number, string> = { 400: '400 Bad Request', 408: '408 Request Timeout', 431: '431 Request Header Fields Too Large' };
+
 type NodeServer = Server<typeof OwnedRequest, typeof OwnedResponse> | HttpsServer<typeof OwnedRequest, typeof OwnedResponse>;
 
 function refuseUnverified(socket: TLSSocket): void {
@@ -62,7 +73,10 @@ export class NodeApp implements HttpApp {
   /** The request of the handler running now (as uWS, valid only during it). */
   private readonly req = new NodeRequest();
 
-  constructor(private tls: TlsContext | null) {
+  constructor(
+    private tls: TlsContext | null,
+    private readonly refusal: RefusalBody | null,
+  ) {
     // Checked now, as uWS checks its files when an app is built.
     if (tls !== null) createHttps(tls).close();
   }
@@ -122,6 +136,25 @@ export class NodeApp implements HttpApp {
     req.raw = null;
   };
 
+  /**
+   * A request Node's parser refused before any handler saw it: answered with the app's JSON
+   * refusal where the socket can still take one (Node's own answer has no body).
+   */
+  private readonly onClientError = (err: Error & { code?: string }, socket: Duplex): void => {
+    const code = err.code ?? '';
+    // Resets: nobody is waiting for an answer. A response already begun cannot take another.
+    const begun = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    if (!socket.writable || begun || code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT' ? 408 : 400;
+    const body = this.refusal!(status);
+    socket.end(
+      `HTTP/1.1 ${REFUSAL_STATUS[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  };
+
   /** A server with this app's handlers and the current certificate. */
   newServer(): NodeServer {
     const options: ServerOptions<typeof OwnedRequest, typeof OwnedResponse> = {
@@ -135,6 +168,7 @@ export class NodeApp implements HttpApp {
       // How often those two are checked (Node's default, 30 s, would hold a silent socket 40 s).
       connectionsCheckingInterval: 1000,
       noDelay: true,
+      maxHeaderSize: MAX_HEAD_BYTES,
     };
     let server: NodeServer;
     if (this.tls === null) server = createHttp(options, this.onRequest);
@@ -146,6 +180,7 @@ export class NodeApp implements HttpApp {
       if (withCa) server.on('secureConnection', refuseUnverified);
     }
     server.on('upgrade', this.onUpgrade);
+    if (this.refusal !== null) server.on('clientError', this.onClientError);
     this.servers.add(server);
     return server;
   }
@@ -175,8 +210,8 @@ export class NodeEngine implements ServerEngine {
 
   constructor(readonly reason: string) {}
 
-  app(tls: TlsFiles | null): HttpApp {
-    return new NodeApp(tls === null ? null : readTls(tls));
+  app(tls: TlsFiles | null, refusal?: RefusalBody): HttpApp {
+    return new NodeApp(tls === null ? null : readTls(tls), refusal ?? null);
   }
 
   listen(app: HttpApp, host: string, port: number, exclusive: boolean): Promise<ListenSocket | null> {

@@ -98,8 +98,12 @@ export interface ServerEngine {
   readonly name: ServerName;
   /** Why this engine serves: which binary loaded, or why none did. */
   readonly reason: string;
-  /** Throws when the TLS files cannot be used. */
-  app(tls: TlsFiles | null): HttpApp;
+  /**
+   * Throws when the TLS files cannot be used. `refusal` is the body of the engine's own
+   * answers to requests no handler sees (malformed HTTP 400, a request that did not arrive in
+   * time 408, a request line and headers over MAX_HEAD_BYTES 431), for engines that let it be chosen (Node's; uWS writes its own page).
+   */
+  app(tls: TlsFiles | null, refusal?: RefusalBody): HttpApp;
   /** Resolves null when the port cannot be bound. */
   listen(app: HttpApp, host: string, port: number, exclusive: boolean): Promise<ListenSocket | null>;
   /** listen() done before returning; only engines that can (uWS), for a certificate swap's new app. */
@@ -119,3 +123,12 @@ export interface ServerEngine {
 }
 
 export type ServerName = 'uws' | 'node';
+
+/** The JSON body of an engine's own refusal with HTTP `status` (400, 408 or 431). */
+export type RefusalBody = (status: number) => string;
+
+/**
+ * The largest request line plus headers either engine reads (uWS's UWS_HTTP_MAX_HEADERS_SIZE,
+ * Node's maxHeaderSize); beyond it the engine refuses with 431 (docs/http-compatibility.md).
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MAX_HEAD_BYTES } from './types.js';
 
 /** The native module's functions we use. */
 export interface UwsNative {
@@ -114,6 +115,9 @@ export function loadUws(rt: Runtime = currentRuntime(), builds: readonly UwsBuil
       continue;
     }
     try {
+      // Read once, when the binary loads: request line and headers up to the same bound as
+      // Node's listener (uWS's own default is 4 KB), unless the operator set one.
+      process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= String(MAX_HEAD_BYTES);
       const native = createRequire(import.meta.url)(path) as UwsNative;
       return { ok: true, native, build: b, reason: `uWebSockets.js from ${label} (${file})` };
     } catch (err) {

@@ -20,6 +20,7 @@ export class UwsEngine implements ServerEngine {
     readonly reason: string,
   ) {}
 
+  /** uWS writes its own refusals (an HTML page): the body cannot be chosen. */
   app(tls: TlsFiles | null): HttpApp {
     if (tls === null) return this.uws.App() as HttpApp;
     return this.uws.SSLApp({ cert_file_name: tls.cert, key_file_name: tls.key, ...(tls.ca === undefined ? {} : { ca_file_name: tls.ca }) }) as HttpApp;

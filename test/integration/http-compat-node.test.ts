@@ -17,7 +17,12 @@ else {
   const body = rpcBody;
   const ok = healthAnswer;
   const BODY = body(1);
-  const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+  /** Node's refusals with the gateway's JSON-RPC bodies (docs/errors.md 7400, 7408). */
+  const refusal = (status: string, code: number, message: string): string => {
+    const json = `{"jsonrpc":"2.0","error":{"code":${code},"message":"${message}"},"id":null}`;
+    return `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${json.length}\r\nconnection: close\r\n\r\n${json}`;
+  };
+  const BAD_REQUEST = refusal('400 Bad Request', 7400, 'Malformed HTTP request');
 
   const h = await startHarness({ config: { health: { intervalMs: 60_000 } } });
   t.teardown(() => h.close());
@@ -33,7 +38,7 @@ else {
     t.equal(r.body, ok(id), `${what}: the answer to id ${id}`);
   };
 
-  /** Node's parser refuses the request: 400 without a body, connection closed. */
+  /** Node's parser refuses the request: 400 with error 7400, connection closed. */
   const refused = async (t: Test, c: RawConnection, what: string): Promise<void> => {
     await c.waitClosed();
     t.equal(c.received.toString('latin1'), BAD_REQUEST, `${what}: 400, closed`);
@@ -115,7 +120,7 @@ else {
   t.test('a connection that sends nothing is closed after about 10 s (headers timeout)', async (t) => {
     const c = await open(t);
     await eventually('the server to close the silent connection', () => c.closed, 15_000);
-    t.equal(c.received.toString('latin1'), 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', '408, closed');
+    t.equal(c.received.toString('latin1'), refusal('408 Request Timeout', 7408, 'Request not received in time'), '408 with error 7408, closed');
     t.ok(c.closedAfterMs! >= 9000 && c.closedAfterMs! <= 13_000, `closed after ${c.closedAfterMs} ms`);
   });
 }

@@ -52,7 +52,7 @@ const note = (method: string): string => `{"jsonrpc":"2.0","method":"${method}"}
 
 /** Run with the shipped default of one worker thread too (each start costs a thread): the request path's main shapes. */
 const ON_WORKERS = new Set([
-  'invalid JSON: HTTP 200 with the exact parse-error body',
+  'invalid JSON: HTTP 200 with the exact parse-error body and the offset',
   'invalid requests: -32600 with the id echoed when readable, else null',
   'a batch of 120 mixed calls split over 3 nodes keeps request order',
   'ids come back byte-for-byte through single requests and split batches',
@@ -65,13 +65,24 @@ for (const plane of PLANES) {
     if (plane.workers === 0 || ON_WORKERS.has(name)) t.test(`${plane.name}: ${name}`, fn);
   };
 
-  check('invalid JSON: HTTP 200 with the exact parse-error body', async (t) => {
+  check('invalid JSON: HTTP 200 with the exact parse-error body and the offset', async (t) => {
     const h = await harness(t);
     const before = totalOf(h, 'requests');
-    for (const body of ['{', '[', 'nul', '{"jsonrpc":"2.0","id":1,"method":"getSlot"', '[1,]', "{'a':1}", '{"a":1}{"b":2}', '']) {
+    const bodies: [string, number][] = [
+      ['{', 1],
+      ['[', 1],
+      ['nul', 3],
+      ['{"jsonrpc":"2.0","id":1,"method":"getSlot"', 42],
+      ['[1,]', 3],
+      ["{'a':1}", 1],
+      ['{"a":1}{"b":2}', 7],
+      ['', 0],
+    ];
+    for (const [body, offset] of bodies) {
       const r = await h.post(body);
       t.equal(r.status, 200, JSON.stringify(body));
-      t.equal(r.text, PARSE_ERROR, JSON.stringify(body));
+      // Agave's parse error, with where the body stops being JSON (docs/errors.md).
+      t.equal(r.text, PARSE_ERROR.replace('"Parse error"', `"Parse error","data":{"offset":${offset}}`), JSON.stringify(body));
       t.equal(r.headers.get('content-type'), 'application/json');
       t.equal(r.headers.get('x-service-node'), null, 'answered by the gateway');
     }

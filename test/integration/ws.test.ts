@@ -207,7 +207,7 @@ t.test('bad frames: binary 1003, invalid JSON -32700, oversize closed, 10,000 su
   const j = await openWs(url);
   t.teardown(() => j.close());
   j.send('{"jsonrpc":');
-  t.same(await j.next((f) => f.error !== undefined), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+  t.same(await j.next((f) => f.error !== undefined), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: { offset: 11 } }, id: null });
   const big = await openWs(url);
   big.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot', params: ['x'.repeat(5000)] }));
   const closed = await big.waitClosed();

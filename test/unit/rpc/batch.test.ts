@@ -5,7 +5,19 @@
 
 import t from 'tap';
 import { planOf } from '../../helpers/batch-plan.js';
-import { A_BATCH, A_BATCH_TOO_LARGE, A_REPLY, A_SINGLE, analyze, KIND_INVALID, KIND_NOTIFICATION, KIND_REQUEST, rawId } from '../../../src/rpc/analyze.js';
+import {
+  A_BATCH,
+  A_BATCH_TOO_LARGE,
+  A_PARSE_ERROR,
+  A_REPLY,
+  A_SINGLE,
+  analyze,
+  KIND_INVALID,
+  KIND_NOTIFICATION,
+  KIND_REQUEST,
+  rawId,
+} from '../../../src/rpc/analyze.js';
+import { syntaxErrorOffset } from '../../../src/rpc/syntax-offset.js';
 import { assembleBatch, buildSubBatch, forwardable, type SubOutcome } from '../../../src/rpc/batch.js';
 import { Errors } from '../../../src/errors.js';
 import { arrayElements, ID_KEY, memberSpan, trimmedSpan } from '../../../src/rpc/scan.js';
@@ -36,32 +48,49 @@ function rawIdText(text: string): string | null {
 
 // ---- analyze -------------------------------------------------------------------------------
 
-t.test('analyze: invalid JSON is a -32700 reply with id null', async (t) => {
-  const bodies = [
-    '',
-    ' ',
-    '{',
-    '[',
-    '[1,]',
-    '{"a":1,}',
-    '{"a":1}x',
-    '{"a":1}{"b":2}',
-    'nul',
-    "{'id':1}",
-    '{"id":01}',
-    '{"id":1 "method":"m"}',
-    '[{"jsonrpc":"2.0","id":1,"method":"m"}',
-    'undefined',
-    'NaN',
+t.test('analyze: invalid JSON is a -32700 reply with id null and where the body stops being JSON', async (t) => {
+  // [body, offset of the first byte that is not JSON (the length when it ends early)]
+  const bodies: [string, number][] = [
+    ['', 0],
+    [' ', 1],
+    ['{', 1],
+    ['[', 1],
+    ['[1,]', 3],
+    ['{"a":1,}', 7],
+    ['{"a":1}x', 7],
+    ['{"a":1}{"b":2}', 7],
+    ['nul', 3],
+    ["{'id':1}", 1],
+    ['{"id":01}', 7],
+    ['{"id":1 "method":"m"}', 8],
+    ['[{"jsonrpc":"2.0","id":1,"method":"m"}', 38],
+    ['undefined', 0],
+    ['NaN', 0],
+    ['{"a":"\\x"}', 7],
+    ['{"a":"\n"}', 6],
+    ['{"a":1.}', 7],
   ];
-  for (const body of bodies) {
+  for (const [body, offset] of bodies) {
     const a = analyze(b(body), 1000);
-    t.equal(a.type, A_REPLY, JSON.stringify(body));
-    t.equal(a.reply, PARSE_ERROR, JSON.stringify(body));
+    t.equal(a.type, A_PARSE_ERROR, JSON.stringify(body));
+    t.same(
+      JSON.parse(a.reply),
+      { ...(JSON.parse(PARSE_ERROR) as object), error: { code: -32700, message: 'Parse error', data: { offset } } },
+      JSON.stringify(body),
+    );
   }
-  // bytes that are not UTF-8 inside a string cannot be valid JSON text
+  // a byte that is not UTF-8 outside a string cannot be JSON text
   const a = analyze(Buffer.from([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x31, 0xff, 0x7d]), 1000);
-  t.equal(a.reply, PARSE_ERROR, 'invalid UTF-8');
+  t.match(JSON.parse(a.reply), { error: { code: -32700, data: { offset: 7 } } }, 'invalid UTF-8');
+  // inside a string, the offset finder points at the first byte that is not UTF-8
+  for (const [bytes, offset] of [
+    [[0x22, 0xc3, 0x28, 0x22], 2],
+    [[0x22, 0xed, 0xa0, 0x80, 0x22], 2],
+    [[0x22, 0xc0, 0x80, 0x22], 1],
+    [[0x22, 0xf0, 0x9f, 0x98], 4],
+  ] as [number[], number][])
+    t.equal(syntaxErrorOffset(Buffer.from(bytes)), offset, 'not UTF-8 at ' + offset);
+  t.equal(syntaxErrorOffset(b('{"a":"é€😀","b":[1,-2.5e+3,true,false,null,{}]}')), -1, 'valid JSON has no offset');
 });
 
 t.test('analyze: single -32600 cases, id echoed byte-for-byte when readable', async (t) => {
