@@ -22,7 +22,8 @@ sources behind the gateway's gRPC listener), an account and a token.
 
 options:
   -c, --config FILE    config file (YAML); default: none, run the demo
-  --port N             RPC port; the WebSocket port follows at N+1 (0: both ephemeral)
+  --port N             RPC port; the WebSocket port follows at N+1 (0: both ephemeral;
+                       the demo: every listener, admin, console and gRPC too)
                        default: rpc.port of the config (${DEFAULTS.rpc.port})
   --workers N|auto     data-plane worker threads (rpc.workers); default: the config's (${DEFAULTS.rpc.workers})
   --data DIR           the demo's data folder (its SQLite store); default: ./data
@@ -161,6 +162,29 @@ options:
   --password-stdin     read the password from standard input (one line); default: ask for it
 ${STORE_OPTIONS}
   --json               machine-readable output
+${HELP_LINE}`,
+
+  // The feed's defaults are written out, not imported: the generator would load protobuf for
+  // every command's help (test/integration/cli-help.test.ts compares them with DEFAULT_FEED).
+  'sim-grpc': `usage: jumpgate sim-grpc --port P [options]
+
+Serves one simulated Yellowstone gRPC source (geyser.Geyser) of generated updates, for demos
+and benchmarks (docs/grpc.md "Simulated sources"). Stops on Ctrl-C.
+
+options:
+  --port P             port to listen on (required; 0: a free one, printed)
+  --host H             address to listen on; default: 127.0.0.1
+  --slot-ms MS         slot time; default: 400
+  --seed S             the feed's seed: sources with one seed send the same updates; default: 1
+  --accounts N         account writes per slot; default: 8
+  --transactions N     transactions per slot; default: 4
+  --delay-ms MS        fixed delay added to every update; default: 0
+  --jitter-ms MS       extra delay per update, 0 to MS; default: 0
+  --drop-rate F        fraction of updates dropped, per stream (0-1); default: 0
+  --stall-rate F       chance per slot that a stream stalls (0-1); default: 0
+  --stall-ms MS        how long a stall lasts; default: 0
+  --delay-seed S       seed of the delays, drops and stalls (sources meant to race need
+                       different ones); default: 7
 ${HELP_LINE}`,
 
   ws: `usage: jumpgate ws URL [MESSAGE…] [options]

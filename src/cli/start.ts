@@ -76,6 +76,7 @@ export async function runStart(argv: string[]): Promise<void> {
     adminOptional: demo !== null,
     store: demo?.store,
     consoleEphemeral: demo !== null && opts.port === 0,
+    adminEphemeral: demo !== null && opts.port === 0,
     grpcEphemeral: demo !== null,
   }).catch(async (err: Error) => {
     await demo?.nodes.close();

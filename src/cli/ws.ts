@@ -1,9 +1,11 @@
 // `jumpgate ws URL [MESSAGE…]`: a minimal WebSocket client for trying the endpoint. Sends
 // each message (default: slotSubscribe), prints every frame received, stops on Ctrl-C or
-// after --count frames.
+// after --count frames. Built on `ws` rather than undici's WebSocket: a refused upgrade (a
+// wrong token) is answered with an HTTP status and a JSON-RPC error body (docs/errors.md),
+// which `ws` hands over and undici reduces to a bare close code 1006.
 
 import { parseArgs } from 'node:util';
-import { WebSocket } from 'undici';
+import { WebSocket } from 'ws';
 
 const DEFAULT = '{"jsonrpc":"2.0","id":1,"method":"slotSubscribe"}';
 
@@ -16,18 +18,38 @@ export async function runWsCli(argv: string[], out: (line: string) => void = (l)
   return new Promise((resolve) => {
     const ws = new WebSocket(url);
     let seen = 0;
-    ws.addEventListener('open', () => {
+    /** Already said why the socket ends: the close that follows adds nothing. */
+    let explained = false;
+    ws.on('open', () => {
       for (const m of messages) ws.send(m);
     });
-    ws.addEventListener('message', (ev) => {
-      out(String(ev.data));
-      if (++seen >= count) ws.close();
+    ws.on('message', (data) => {
+      out(data.toString());
+      if (++seen >= count) ws.close(1000);
     });
-    ws.addEventListener('close', (ev) => {
-      if (seen < count && ev.code !== 1000) out(`closed: ${ev.code} ${ev.reason}`);
-      resolve(ev.code === 1000 || seen >= count ? 0 : 1);
+    ws.on('unexpected-response', (_req, res) => {
+      explained = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        out(`refused: HTTP ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd());
+        if (body !== '') out(body.trimEnd());
+        ws.terminate();
+      });
+      res.on('error', () => ws.terminate());
     });
-    ws.addEventListener('error', () => undefined);
-    process.once('SIGINT', () => ws.close());
+    ws.on('error', (err) => {
+      if (explained) return;
+      explained = true;
+      out(`error: ${err.message}`);
+    });
+    ws.on('close', (code, reason) => {
+      const done = code === 1000 || seen >= count;
+      if (!done && !explained) out(`closed: ${code} ${reason.toString()}`.trimEnd());
+      resolve(done ? 0 : 1);
+    });
+    // Ctrl-C is a clean end of an open socket (1000, exit 0).
+    process.once('SIGINT', () => (ws.readyState === WebSocket.OPEN ? ws.close(1000) : ws.terminate()));
   });
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { openStore } from '../../src/store/open.js';
+import { DEFAULT_FEED } from '../../src/tools/sim-grpc/feed.js';
 import { CLI } from '../helpers/cli.js';
 import { postgresSkipReason, startPostgres } from '../helpers/postgres.js';
 
@@ -74,6 +75,19 @@ const HELPS: [string[], RegExp[]][] = [
     ['ws', '--help'],
     [/^usage: jumpgate ws URL/, /--count N .*default: run until Ctrl-C/],
   ],
+  [
+    ['sim-grpc', '--help'],
+    [
+      /^usage: jumpgate sim-grpc --port P/,
+      /--slot-ms MS .*default: 400/,
+      // help.ts writes the feed's defaults out: they must still be the feed's.
+      new RegExp(`--seed S .*default: ${DEFAULT_FEED.seed}\n`),
+      new RegExp(`--accounts N .*default: ${DEFAULT_FEED.accountsPerSlot}\n`),
+      new RegExp(`--transactions N .*default: ${DEFAULT_FEED.transactionsPerSlot}\n`),
+      /--jitter-ms MS/,
+      /--delay-seed S[^]*default: 7\n/,
+    ],
+  ],
   [['--help'], [/^usage: jumpgate <command>/, /accounts create --email E/, /--help shows a command's options/]],
 ];
 
@@ -93,6 +107,7 @@ t.test('an unknown option: the error, then the command usage, exit 2', async (t)
     [['accounts', 'create', '--bogus'], /usage: jumpgate accounts create/],
     [['nodes', '--bogus'], /usage: jumpgate nodes/],
     [['reload', '--bogus'], /usage: jumpgate reload/],
+    [['sim-grpc', '--port', '0', '--bogus'], /usage: jumpgate sim-grpc/],
   ] as const) {
     const r = await run([...args]);
     t.equal(r.code, 2, `jumpgate ${args.join(' ')}`);

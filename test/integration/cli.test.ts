@@ -10,6 +10,7 @@ import { startSim } from '../../src/tools/sim/node.js';
 import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, eventuallyValue } from '../helpers/eventually.js';
+import { startHarness, TOKEN } from '../helpers/gateway.js';
 import { seedStore } from '../helpers/seeded-store.js';
 import { openWs } from '../helpers/ws-client.js';
 
@@ -207,4 +208,20 @@ t.test('tokens CLI: create, list, revoke against the store', async (t) => {
   const after = runCli(['tokens', 'list', '--store', dbUrl, '--json']);
   await after.exited;
   t.equal((JSON.parse(after.out()) as { active: boolean }[])[0]!.active, false, 'revoked');
+});
+
+t.test('jumpgate ws: a refused upgrade prints its HTTP status and JSON-RPC error body, exit 1', async (t) => {
+  const h = await startHarness();
+  t.teardown(() => h.close());
+  const ws = h.url.replace(/^http/, 'ws');
+  const wrong = runCli(['ws', `${ws}/api-token/wrong-token-0000000000/`]);
+  const [, status, body] = await wrong.waitFor(/^refused: HTTP (.*)\n(.*)\n/m);
+  t.equal(status, '401 Unauthorized');
+  t.match(JSON.parse(body!), { jsonrpc: '2.0', error: { code: 7401, data: { reason: 'unknown API token' } }, id: null }, 'the error body, as sent');
+  t.equal(await wrong.exited, 1);
+  t.notMatch(wrong.out(), /closed: 1006/, 'not the bare close code');
+  // The right token still streams: the slotSubscribe answer and a notification, then exit 0.
+  const right = runCli(['ws', `${ws}/api-token/${TOKEN}/`, '--count', '2']);
+  await right.waitFor(/"method":"slotNotification"/);
+  t.equal(await right.exited, 0, right.out());
 });
