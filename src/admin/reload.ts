@@ -204,6 +204,7 @@ export class Reloader {
       for (const spec of next.nodes) {
         const old = prevSpec.get(spec.id);
         const node = pool.byId(spec.id);
+        if (node !== undefined) node.expectLag = spec.expectLag === true;
         if (old === undefined || node === undefined || set.replaced.includes(spec.id) || old.weight === spec.weight) continue;
         nodes.weights[spec.id] = { from: node.weight, to: spec.weight };
         node.weight = spec.weight;

@@ -70,6 +70,10 @@ const NodeSchema = obj({
   ws: str('a ws:// or wss:// URL', /^wss?:\/\//i, urlWith(['ws:', 'wss:'])).optional(),
   weight: z.number(expected('a number >= 0')).min(0, expected('a number >= 0')),
   labels: z.record(z.string(), str('a string'), expected('a mapping of strings')).optional(),
+  expectLag: z
+    .boolean(expected('true or false'))
+    .optional()
+    .meta({ description: 'The node is meant to fall behind (a delayed replica): its changes between healthy and lagging are logged at info, not warn' }),
 });
 
 /** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */

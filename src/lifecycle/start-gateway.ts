@@ -288,8 +288,8 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     );
     // Added after the accounts, so it stops before the store it writes to closes.
     stops.add(() => started.close());
+    // startConsole logs its own 'console listening': one line per event.
     consoleServer = started;
-    log.info({ url: consoleServer.url }, 'console listening');
   }
 
   const shutdown = (): Promise<void> => stops.run();

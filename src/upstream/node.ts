@@ -17,6 +17,7 @@ export interface NodeSpec {
   ws?: string | undefined;
   weight: number;
   labels?: Record<string, string> | undefined;
+  expectLag?: boolean | undefined;
 }
 
 export interface EjectPolicy {
@@ -64,6 +65,8 @@ export class UpstreamNode implements NodeView, MarkedNode {
   /** Health probes: connections of their own, so they never queue behind traffic. */
   readonly probes: ProbeClient;
   readonly labels: Readonly<Record<string, string>> | undefined;
+  /** nodes[].expectLag: falling behind is its purpose, not news (a reload may change it). */
+  expectLag: boolean;
   /** Highest slot served to affinity keys, shared by every worker (docs/routing.md "Monotonic reads"). */
   readonly mark: NodeMark;
   /** Its processed, confirmed and finalized slots (docs/solana-routing.md "Chain view"). */
@@ -116,6 +119,7 @@ export class UpstreamNode implements NodeView, MarkedNode {
           );
     this.probes = new ProbeClient(spec.url);
     this.labels = spec.labels;
+    this.expectLag = spec.expectLag === true;
     this.mark = new NodeMark();
     this.chain = new ChainView();
     this.wasUsable = true;
@@ -134,6 +138,12 @@ export class UpstreamNode implements NodeView, MarkedNode {
     this.requests = 0;
     this.failures = 0;
     this.latency = new NodeLatency();
+  }
+
+  /** The log level of a change from `from` to the current state: warn, except a node meant to lag moving between healthy and lagging. */
+  stateChangeLevel(from: string): 'info' | 'warn' {
+    const lagOnly = (s: string): boolean => s === 'healthy' || s === 'lagging';
+    return this.expectLag && lagOnly(from) && lagOnly(this.state) ? 'info' : 'warn';
   }
 
   /** Called once a second by the pool. */

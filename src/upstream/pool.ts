@@ -98,7 +98,7 @@ export class NodePool implements Router {
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
-        this.log.warn({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
+        this.log[node.stateChangeLevel(from)]({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
         if (!answersProbes(node)) for (const l of this.unusableListeners) l(node);
       },
       roundDone: () => {

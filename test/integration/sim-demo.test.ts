@@ -1,14 +1,23 @@
 // The demo's transfer (docs/simulator.md "The demo transfer"): the banner's command sends a
 // real transfer from the funded demo key through the gateway and shows it confirming and the
-// balances moving; a restart keeps the key and funds it again. And `jumpgate sim --nodes`.
+// balances moving; a restart keeps the key and funds it again. The banner's gRPC client
+// snippet runs as printed (docs/grpc.md "The demo's endpoint"), and a normal stop of the demo
+// logs no warning. And `jumpgate sim --nodes`.
 
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { grpcClientSnippet } from '../../src/tools/demo/grpc.js';
 import { runCli } from '../helpers/cli.js';
 import { eventuallyValue } from '../helpers/eventually.js';
 import { subscribe } from '../helpers/grpc.js';
+import { openWs } from '../helpers/ws-client.js';
+
+/** The repository root (where the snippet's client package resolves): this file runs from dist/test/integration/. */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 t.test('demo: the printed transfer command lands a transfer through the gateway', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jg-demo-tx-'));
@@ -40,6 +49,65 @@ t.test('demo: the printed transfer command lands a transfer through the gateway'
   const [, key2] = await p2.waitFor(/A real transfer from the demo key (\S+) \(100 SOL/);
   t.equal(key2, key, 'same demo key after a restart');
 });
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  t.test(`demo: the gRPC snippet runs as printed; ${signal} stops it with no warning, each listener logged once`, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'jg-demo-stop-'));
+    const p = runCli(['start', '--port', '0', '--data', join(dir, 'data')], { cwd: dir });
+    t.teardown(() => p.child.kill('SIGKILL'));
+    const [, token] = await p.waitFor(/RPC endpoint: +\S+\/api-token\/(\S+)/);
+    const [, grpcUrl, note] = await p.waitFor(/gRPC endpoint: +(http:\/\/127\.0\.0\.1:\d+) +\((.*)\)\n/);
+    t.notMatch(note, /was taken/, '--port 0: a free port, not a fixed one that was busy');
+    t.match(p.out(), new RegExp(`"port":${new URL(grpcUrl!).port},"sources":\\["sim-fast","sim-slow"\\],"msg":"grpc listening"`), 'the port the listener took');
+
+    // The banner prints the snippet for this endpoint and token, indented; run as printed, it streams slots.
+    const [, printed] = await p.waitFor(/official client.*\n((?: {2}.*\n)+?) {2}"\n/);
+    const snippet = (printed + '  "').replace(/^ {2}/gm, '');
+    t.equal(snippet, grpcClientSnippet(grpcUrl!, token!));
+    const client = spawn('sh', ['-c', snippet], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    t.teardown(() => void client.kill('SIGKILL'));
+    let clientOut = '';
+    client.stdout.on('data', (d: Buffer) => (clientOut += d.toString()));
+    client.stderr.on('data', (d: Buffer) => (clientOut += d.toString()));
+    await eventuallyValue(
+      () => `slots from the snippet, got: ${clientOut}`,
+      () => (/^slot \d+ (processed|confirmed|finalized)$/m.test(clientOut) ? true : undefined),
+      20_000,
+    );
+
+    // A WebSocket subscription open at the stop: the data plane holds a node socket too.
+    const [, wsUrl] = await p.waitFor(/ ws (ws:\/\/127\.0\.0\.1:\d+\/api-token\/\S+\/)/);
+    const c = await openWs(wsUrl!);
+    t.teardown(() => c.close());
+    c.send({ jsonrpc: '2.0', id: 1, method: 'slotSubscribe' });
+    await c.collect((f) => f.method === 'slotNotification', 1, 10_000);
+
+    // Every line the process wrote, the last ones included, once its stdout closes.
+    const outClosed = new Promise((resolve) => p.child.stdout!.once('close', resolve));
+    p.child.kill(signal);
+    t.equal(await p.exited, 0, `${signal} exits 0`);
+    await outClosed;
+    const lines = p
+      .out()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; node?: string; to?: string });
+    t.ok(
+      lines.some((l) => l.msg === 'stopped'),
+      'the stop was logged',
+    );
+    t.same(
+      lines.filter((l) => l.level >= 40),
+      [],
+      'no line at warn or above',
+    );
+    for (const msg of ['rpc listening', 'grpc listening', 'admin listening', 'console listening']) {
+      t.equal(lines.filter((l) => l.msg === msg).length, 1, `one "${msg}"`);
+    }
+    const lagging = lines.find((l) => l.msg === 'node state changed' && l.node === 'sim-lagging' && l.to === 'lagging');
+    t.equal(lagging?.level, 30, 'sim-lagging falling behind, as designed: info');
+  });
+}
 
 t.test('jumpgate sim --nodes 3: one cluster, every port printed', async (t) => {
   const p = runCli(['sim', '--port', '0', '--nodes', '3', '--lag', '0,2,5', '--slot-ms', '50', '--id', 'c', '--grpc-port', '0']);

@@ -6,12 +6,13 @@ import { startClusterGrpcSource } from '../sim-grpc/cluster-source.js';
 import type { SimGrpcSource } from '../sim-grpc/server.js';
 import { blockhashOf, Cluster, startSim, type SimNode } from '../sim/node.js';
 import type { Signer } from '../sim/wire.js';
+import { grpcClientSnippet } from './grpc.js';
 import { DEMO_AIRDROP_LAMPORTS } from './wallet.js';
 
 export interface DemoNodes {
   sims: SimNode[];
   cluster: Cluster;
-  nodes: { id: string; url: string; weight: number }[];
+  nodes: { id: string; url: string; weight: number; expectLag?: boolean }[];
   /** Yellowstone gRPC sources fed by the cluster (docs/grpc.md "Simulated sources"), for `grpc.sources`. */
   grpcSources: { id: string; url: string }[];
   close(): Promise<void>;
@@ -38,7 +39,8 @@ export async function startDemoNodes(wallet: Signer): Promise<DemoNodes> {
   return {
     sims,
     cluster,
-    nodes: sims.map((s) => ({ id: s.id, url: s.url, weight: 1 })),
+    // sim-lagging lags by design: its falling behind is logged at info (nodes[].expectLag).
+    nodes: sims.map((s) => ({ id: s.id, url: s.url, weight: 1, ...(s.id === 'sim-lagging' ? { expectLag: true } : {}) })),
     grpcSources: grpc.map((g, i) => ({ id: sims[i]!.id, url: g.url })),
     close: async () => {
       await Promise.all([...grpc.map((g) => g.close()), ...sims.map((s) => s.close())]);
@@ -54,7 +56,8 @@ export function demoBanner(
   nodes: { id: string; url: string }[],
   consoleLogin: { url: string; email: string; password: string | null } | null,
   wallet: { address: string; dataDir: string } | null = null,
-  grpcUrl: string | null = null,
+  /** The gRPC listener; `taken`: the fixed port it could not have. */
+  grpc: { url: string; taken: number | null } | null = null,
 ): string {
   const body = `-H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getSlot"}'`;
   const ws = wsPort === 0 ? url.replace(/^http/, 'ws') : url.replace(/^http/, 'ws').replace(/:\d+$/, ':' + wsPort);
@@ -70,7 +73,11 @@ export function demoBanner(
       : [
           `  Console:        ${consoleLogin.url}  (log in as ${consoleLogin.email}${consoleLogin.password === null ? '' : ` / ${consoleLogin.password}`}, or register a new account)`,
         ]),
-    ...(grpcUrl === null ? [] : [`  gRPC endpoint:  ${grpcUrl}  (Yellowstone geyser.Geyser; the token in x-token; sources: gRPC of sim-fast and sim-slow)`]),
+    ...(grpc === null
+      ? []
+      : [
+          `  gRPC endpoint:  ${grpc.url}  (Yellowstone geyser.Geyser; the token in x-token; sources: gRPC of sim-fast and sim-slow${grpc.taken === null ? '' : `; port ${grpc.taken} was taken`})`,
+        ]),
     '',
     'Try it:',
     `  curl -s ${url}/api-token/${token} ${body}`,
@@ -79,6 +86,15 @@ export function demoBanner(
     `  npx jumpgate ws ${ws}/api-token/${token}/   # slots stream in (slotSubscribe)`,
     `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":true}'   # drop ${fast.id}'s WebSocket: the stream goes on`,
     `  curl -s -X POST ${fast.url}/sim/control -d '{"wsDrop":false}'  # and take it back`,
+    ...(grpc === null
+      ? []
+      : [
+          '',
+          'Slots over Yellowstone gRPC with the official client (in the repository: @triton-one/yellowstone-grpc is a dev dependency):',
+          ...grpcClientSnippet(grpc.url, token)
+            .split('\n')
+            .map((l) => '  ' + l),
+        ]),
     ...(wallet === null
       ? []
       : [

@@ -4,12 +4,14 @@
 // the demo runs (a gateway started from a config never loads the simulator).
 
 import { join } from 'node:path';
+import { DEFAULTS } from '../../config/defaults.js';
 import { resolveConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { openStore } from '../../store/open.js';
 import type { FullStore } from '../../store/types.js';
 import { newAdminToken } from '../../token-format.js';
 import { ensureDemoAccount, type DemoAccount } from './account.js';
+import { DEMO_GRPC_PORT, demoGrpcPort } from './grpc.js';
 import { demoBanner, startDemoNodes, type DemoNodes } from './nodes.js';
 import { ensureDemoWallet } from './wallet.js';
 
@@ -21,6 +23,8 @@ export interface Demo {
   nodes: DemoNodes;
   /** The funded demo key's address, and the data directory holding its keypair file. */
   wallet: { address: string; dataDir: string };
+  /** DEMO_GRPC_PORT was busy: the gRPC listener took a free port. */
+  grpcPortTaken: boolean;
 }
 
 /** What the demo text needs from the started gateway. */
@@ -43,15 +47,17 @@ export async function prepareDemo(dataDir: string, port: number | undefined): Pr
   // The demo's admin API gets a fresh token each run (printed by startedText); a busy port only skips it.
   const admin = { token: newAdminToken() };
   const ephemeral = port === 0;
+  const grpcPort = ephemeral ? 0 : await demoGrpcPort(DEFAULTS.grpc.host);
   const config = resolveConfig({
     nodes: nodes.nodes,
-    admin,
+    // Port 0 for the admin and console: the gateway starts them on free ports (start.ts).
+    admin: ephemeral ? { ...admin, port: 0 } : admin,
     console: ephemeral ? { port: 0 } : {},
     rpc: port === undefined ? {} : { port, wsPort: ephemeral ? 0 : port + 1 },
-    // The listener takes a free port (the gateway starts it for the demo): the banner names it.
-    grpc: { sources: nodes.grpcSources },
+    // Port 0 (tests, or DEMO_GRPC_PORT busy): the gateway still starts the listener for the demo, on a free port.
+    grpc: { port: grpcPort, sources: nodes.grpcSources },
   });
-  return { config, store, account, nodes, wallet: { address: signer.address, dataDir } };
+  return { config, store, account, nodes, wallet: { address: signer.address, dataDir }, grpcPortTaken: !ephemeral && grpcPort === 0 };
 }
 
 /** The banner with ready-to-paste commands, and the admin API line when its listener is up. */
@@ -67,7 +73,7 @@ export function startedText(demo: Demo, gw: StartedGateway): string {
       demo.nodes.sims.map((n) => ({ id: n.id, url: n.url })),
       consoleLogin,
       demo.wallet,
-      gw.grpc?.url ?? null,
+      gw.grpc === null ? null : { url: gw.grpc.url, taken: demo.grpcPortTaken ? DEMO_GRPC_PORT : null },
     ) + '\n';
   // Which server engine serves the RPC port, and why (docs/runtimes.md).
   text += `Listener: ${gw.listener.engine} (${gw.listener.reason})\n\n`;

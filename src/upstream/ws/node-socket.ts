@@ -98,7 +98,8 @@ export class UpstreamSocket {
     this.events.notification(this, frame);
   }
 
-  private shut(reason: string): void {
+  /** `expected`: the gateway closed it (no subscription left, a stop): no warning. */
+  private shut(reason: string, expected = false): void {
     if (this.closed) return;
     this.closed = true;
     this.open = false;
@@ -109,7 +110,7 @@ export class UpstreamSocket {
       // already closing
     }
     this.ws = null;
-    this.log.warn({ node: this.node.id, reason }, 'node websocket closed');
+    this.log[expected ? 'debug' : 'warn']({ node: this.node.id, reason }, 'node websocket closed');
     // The hub learns first (it marks the node to avoid), then unanswered requests fail.
     this.events.closed(this, reason);
     const replies = [...this.pending.values()];
@@ -118,6 +119,6 @@ export class UpstreamSocket {
   }
 
   close(): void {
-    this.shut('closed by gateway');
+    this.shut('closed by gateway', true);
   }
 }
