@@ -31,6 +31,8 @@ let next = 0;
 class Pumped implements AttemptSink {
   readonly exclusive = false;
   readonly startedAt = 0;
+  /** The bench's answers are small: anything over this fails as too large. */
+  readonly maxBuffered = 32 * 1024 * 1024;
   clientRef: unknown = null;
   written = false;
   done = false;
@@ -46,6 +48,10 @@ class Pumped implements AttemptSink {
     toWrite.res = this.res;
     toWrite.body = body;
     this.res.cork(writeAnswer);
+  }
+
+  overLimit(): null {
+    return null;
   }
 
   failed(_kind: number, reason: string): void {

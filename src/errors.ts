@@ -29,6 +29,7 @@ export const Errors = {
   upstreamFailed: spec(7502, 502, 'Node failed and no retry could succeed'),
   noNode: spec(7503, 503, 'No node available'),
   upstreamTimeout: spec(7504, 504, 'Node timed out'),
+  answerTooLarge: spec(7506, 502, 'Node answer too large to buffer'),
   notCaughtUp: spec(7505, 503, 'No node has caught up with the slot this key has seen'),
 } as const;
 

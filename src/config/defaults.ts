@@ -27,7 +27,14 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   trustedProxies: [],
   nodes: [],
   tokens: [],
-  limits: { maxBodyBytes: 1048576, maxBatch: 1000, upstreamTimeoutMs: 30000, methodTimeoutMs: {} },
+  limits: {
+    maxBodyBytes: 1048576,
+    maxBatch: 1000,
+    streamAnswersOverBytes: 1048576,
+    maxBufferedAnswerBytes: 33554432,
+    upstreamTimeoutMs: 30000,
+    methodTimeoutMs: {},
+  },
   upstream: { client: 'pipelined', connections: 64, pipelining: 4, pipelineStallMs: 5 },
   routing: {
     upstreamBatch: 100,

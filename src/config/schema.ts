@@ -211,6 +211,10 @@ export const ConfigSchema = obj({
   limits: obj({
     maxBodyBytes: int(1024),
     maxBatch: int(1),
+    streamAnswersOverBytes: int(1024).meta({ description: "A single call's node answer over this many bytes passes to the client as it arrives" }),
+    maxBufferedAnswerBytes: int(1024).meta({
+      description: 'The most of a node answer held in memory where it cannot stream (batch parts, coalesced, hedged, WebSocket calls); beyond: 7506',
+    }),
     upstreamTimeoutMs: int(1),
     methodTimeoutMs: z.record(method, int(1), expected('a mapping of method name to milliseconds')),
   }),

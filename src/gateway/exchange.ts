@@ -13,7 +13,9 @@ import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { giveBack } from '../slabs.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
-import { bookUsage, type BookedRequest } from '../usage/booking.js';
+import type { BodyStream, StreamSource } from '../upstream/transport.js';
+import { bookCall, bookUsage, type BookedRequest } from '../usage/booking.js';
+import type { AnswerStream, StreamOwner } from './answer-stream.js';
 import type { RequestState } from './request-state.js';
 import type { Responder } from './responder.js';
 import type { Serving } from './serving.js';
@@ -33,7 +35,7 @@ function listsNode(list: string, id: string): boolean {
   return false;
 }
 
-export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
+export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, StreamOwner {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
@@ -57,6 +59,8 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
   readonly startedAt = performance.now();
   /** A node's answer that only this request holds: its slab is given back once it is written (../slabs.ts). */
   private ownAnswer: Buffer | null = null;
+  /** The answer passing to the client as it arrives (docs/routing.md "Large answers"); null when it goes whole. */
+  private stream: AnswerStream | null = null;
   /** Affinity hash slot for this request; -1 = default routing. */
   slot = -1;
   /** Send a batch whole to one node (node/key affinity, or an auto-affinity method in it). */
@@ -128,6 +132,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
   /** The client went away: nothing is answered; the request leaves the in-flight count once its calls return. */
   abort(): void {
     this.aborted = true;
+    if (this.stream !== null) return this.stream.clientGone();
     this.settle();
   }
 
@@ -166,6 +171,12 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       // Fresh routing reads the params where the request scan found them.
       call.paramsStart = a.paramsStart;
       call.paramsEnd = a.paramsEnd;
+    }
+    // What a node's answer may cost in memory: a call only this request waits for, one node at
+    // a time, streams its answer once it is large (docs/routing.md "Large answers").
+    if (call.attempts === 0) {
+      call.maxBuffered = settings.maxBuffered;
+      if (shared === null && call.fanout === 1 && call.hedge === null && this.responder.streams) call.streamOver = settings.streamOver;
     }
     this.single = call;
     // A caller that joined another's call sent no bytes of its own.
@@ -231,6 +242,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       const sub = order !== null ? buildSubBatch(body, plan, order, from, to) : to - from === n ? body : sliceSubBatch(body, plan, from, to);
       // A sub-batch goes to one node, never hedged nor broadcast.
       const call = new UpstreamCall(this, router, sub, plan.methods[order === null ? from : order[from]!]!, this.slot, timeout, safe, answered, from, to, null);
+      call.maxBuffered = settings.maxBuffered;
       if (sub === body) this.carrier = call;
       if (calls === null) return call.start();
       calls.push(call);
@@ -275,6 +287,28 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
       return this.respond(statusLine(call.status), this.notification ? EMPTY : response, call.node!.id);
     }
     this.fail(call.error!, rawIdOf(this.body!), this.errorData(call) ?? undefined, false);
+  }
+
+  /** The single call's answer outgrew limits.streamAnswersOverBytes: it goes to the client as it arrives. */
+  streamAnswer(call: UpstreamCall, status: number, length: number, source: StreamSource): BodyStream | null {
+    if (this.aborted || this.finished || this.notification) return null;
+    this.finished = true;
+    this.nodesTried = call.nodesTried;
+    this.answerError = 0;
+    const stream = this.responder.stream(statusLine(status), call.node!.id, this.nodesTried, length, source, this) as AnswerStream;
+    this.stream = stream;
+    this.services.metrics.request(call.method, false, statusLine(status), call.node!.id, performance.now() - this.startedAt);
+    return stream;
+  }
+
+  /** A streamed answer ended: booked with the bytes that went (an error when it was cut short). */
+  streamEnded(bytes: number, broken: string): void {
+    const us = (performance.now() - this.startedAt) * 1000;
+    bookCall(this.services.usage, this.token.id, this.single!.method, broken !== '', this.received, bytes, us);
+    if (broken !== '' && broken !== 'client went away')
+      this.services.log.warn({ method: this.single!.method, node: this.single!.node?.id, bytes, reason: broken }, 'streamed answer cut short');
+    this.stream = null;
+    this.settle();
   }
 
   /** Failure detail for the client; node ids stay hidden when the operator hides them. */
@@ -341,10 +375,11 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest {
 
   /** Counts the request out of the in-flight set exactly once. */
   private settle(): void {
-    if (this.settled) return;
+    if (this.settled || this.stream !== null) return;
     if (!this.finished && !this.aborted) return;
     // A batch or single call still running keeps the request in flight until it returns.
-    if (this.aborted && (this.pending > 0 || (this.single !== null && this.single.response === null && this.single.error === null))) return;
+    if (this.aborted && (this.pending > 0 || (this.single !== null && this.single.response === null && this.single.error === null && !this.single.streamed)))
+      return;
     this.settled = true;
     this.state.left();
   }

@@ -1,6 +1,8 @@
 // The HTTP side of one client request: streams the body in from the server engine and writes
 // the answer. The response must not be touched after onAborted (the Exchange never answers then).
 
+import type { StreamSource } from '../upstream/transport.js';
+import { AnswerStream, type StreamOwner } from './answer-stream.js';
 import { MEM_SLAB, type BodyMemory } from './body-memory.js';
 import type { Exchange } from './exchange.js';
 import { H_CONTENT_TYPE, V_JSON } from './headers.js';
@@ -21,6 +23,25 @@ const OK_BYTES = Buffer.from(OK);
 
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
 const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '', tried: '' };
+
+/** Status and headers of an answer whose body follows (AnswerStream): the same lines as writeAnswer's. */
+function writeHead(): void {
+  const { to, status, nodeIds, tried } = toWrite;
+  const res = to!.res;
+  const rt = to!.settings;
+  const cors = to!.corsOrigin;
+  res.writeStatus(status === OK ? OK_BYTES : status);
+  if (rt.corsAny ? cors !== '' : cors === '') {
+    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds, tried));
+    return;
+  }
+  res.writeHeader(H_CONTENT_TYPE, V_JSON);
+  res.writeHeader('access-control-allow-origin', cors);
+  res.writeHeader('access-control-expose-headers', rt.names.node + ', ' + rt.names.nodesTried);
+  if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
+  if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
+}
 
 function writeAnswer(): void {
   const { to, status, body, nodeIds, close, retryAfter, tried } = toWrite;
@@ -126,7 +147,26 @@ export class HttpResponder implements Responder {
     toWrite.to = null;
     toWrite.body = EMPTY;
     toWrite.tried = '';
-    // Every call of the request has ended by now (an answer never comes before them).
+    this.releaseBody();
+  }
+
+  readonly streams = true;
+
+  stream(status: string, nodeIds: string, tried: string, length: number, source: StreamSource, owner: StreamOwner): AnswerStream {
+    this.answered = true;
+    toWrite.to = this;
+    toWrite.status = status;
+    toWrite.nodeIds = nodeIds;
+    toWrite.tried = tried;
+    this.res.cork(writeHead);
+    toWrite.to = null;
+    toWrite.tried = '';
+    this.releaseBody();
+    return new AnswerStream(this.res, length, source, owner);
+  }
+
+  /** Every call of the request has ended by now (an answer never comes before them). */
+  private releaseBody(): void {
     if (this.slab !== null) {
       this.memory.release(this.slab, this.exchange!.bodyReusable());
       this.slab = null;

@@ -2,6 +2,9 @@
 // transports; only this differs: an HTTP response (http-responder.ts) or a client's
 // WebSocket (ws-responder.ts).
 
+import type { BodyStream, StreamSource } from '../upstream/transport.js';
+import type { StreamOwner } from './answer-stream.js';
+
 export interface Responder {
   /**
    * Sends the answer; called at most once, never after the client went away. `status` is the
@@ -10,6 +13,13 @@ export interface Responder {
    * every node asked when more than one was (retries, hedges, broadcasts; '' otherwise).
    */
   answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string, tried: string): void;
+  /** Whether a node's answer can pass to this client as it arrives (HTTP: yes; a WebSocket message is sent whole). */
+  readonly streams: boolean;
+  /**
+   * Sends status and headers of an answer whose body follows as it arrives (`length` -1:
+   * unknown); the same rules as answer() otherwise. Only when `streams`.
+   */
+  stream(status: string, nodeIds: string, tried: string, length: number, source: StreamSource, owner: StreamOwner): BodyStream;
   /** The client's IP, trusted proxies considered (docs/routing.md "Affinity and rate limits"). */
   clientIp(): string;
 }

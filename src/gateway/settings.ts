@@ -12,6 +12,10 @@ export class Settings {
   /** The same names as bytes, for uWS calls on the hot path. */
   readonly keys: HeaderKeys;
   readonly maxBodyBytes: number;
+  /** A single HTTP call's answer over this streams to the client (docs/routing.md "Large answers"). */
+  readonly streamOver: number;
+  /** The most of an answer held where it cannot stream; beyond: 7506. */
+  readonly maxBuffered: number;
   readonly maxBatch: number;
   readonly upstreamBatch: number;
   readonly exposeNode: boolean;
@@ -34,6 +38,8 @@ export class Settings {
     this.names = names;
     this.keys = headerKeys(names);
     this.maxBodyBytes = config.limits.maxBodyBytes;
+    this.maxBuffered = config.limits.maxBufferedAnswerBytes;
+    this.streamOver = Math.min(config.limits.streamAnswersOverBytes, this.maxBuffered);
     this.maxBatch = config.limits.maxBatch;
     this.upstreamBatch = config.routing.upstreamBatch;
     this.exposeNode = config.exposeNode;

@@ -12,7 +12,14 @@ export interface WsPeer {
 
 /** One per connection, shared by every call made on it. */
 export class WsResponder implements Responder {
+  /** A WebSocket message goes whole: large answers are held up to limits.maxBufferedAnswerBytes. */
+  readonly streams = false;
+
   constructor(private readonly peer: WsPeer) {}
+
+  stream(): never {
+    throw new Error('WebSocket answers are sent whole');
+  }
 
   answer(_status: string, body: string | Buffer): void {
     // Notifications get nothing back.

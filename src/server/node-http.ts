@@ -150,6 +150,10 @@ function onResponseClose(this: OwnedResponse): void {
   this.owner?.closed();
 }
 
+function onResponseDrain(this: OwnedResponse): void {
+  this.owner?.drained();
+}
+
 export class NodeResponse extends HeadWriter implements HttpRes {
   private abortHandler: (() => void) | null = null;
   private dataHandler: ((chunk: BodyChunk, isLast: boolean) => void) | null = null;
@@ -157,6 +161,10 @@ export class NodeResponse extends HeadWriter implements HttpRes {
   /** Answered, closed or aborted: nothing more is written. */
   #done = false;
   #aborted = false;
+  /** Head sent and body bytes going out in parts (write, tryEnd); how many went. */
+  #streaming = false;
+  #offset = 0;
+  #writable: ((offset: number) => boolean) | null = null;
 
   constructor(
     private readonly req: OwnedRequest,
@@ -196,9 +204,57 @@ export class NodeResponse extends HeadWriter implements HttpRes {
     this.abortHandler?.();
   }
 
+  drained(): void {
+    if (!this.#done && this.#writable !== null) this.#writable(this.#offset);
+  }
+
+  /** Status and headers of an answer whose body goes out in parts (`length` -1: chunked). */
+  private begin(length: number): void {
+    this.#streaming = true;
+    const h = this.head;
+    if (length >= 0) h.lines.push('content-length', String(length));
+    this.res.writeHead(h.status, h.message, h.lines);
+  }
+
+  write(chunk: Uint8Array): boolean {
+    if (this.#done) return true;
+    if (!this.#streaming) this.begin(-1);
+    this.#offset += chunk.byteLength;
+    // As uWS: the caller's bytes may be reused once this returns.
+    return this.res.write(Buffer.from(chunk));
+  }
+
+  tryEnd(chunk: Uint8Array, totalSize: number): [boolean, boolean] {
+    if (this.#done) return [true, true];
+    if (!this.#streaming) this.begin(totalSize);
+    // Node keeps whatever it cannot send now: every byte is taken, ok tells whether to wait.
+    this.#offset += chunk.byteLength;
+    if (this.#offset >= totalSize) {
+      this.#done = true;
+      this.res.end(Buffer.from(chunk));
+      return [true, true];
+    }
+    return [this.res.write(Buffer.from(chunk)), false];
+  }
+
+  getWriteOffset(): number {
+    return this.#offset;
+  }
+
+  onWritable(handler: (offset: number) => boolean): this {
+    if (this.#writable === null) this.res.on('drain', onResponseDrain);
+    this.#writable = handler;
+    return this;
+  }
+
   end(body: string | Buffer = '', closeConnection = false): this {
     if (this.#done) return this;
     this.#done = true;
+    if (this.#streaming) {
+      // The end of a body sent in parts: its head went out already.
+      this.res.end(body);
+      return this;
+    }
     const h = this.head;
     h.lines.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (closeConnection) h.lines.push('connection', 'close');
@@ -277,6 +333,22 @@ export class UpgradeResponse extends HeadWriter implements HttpRes {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     text += `content-length: ${bytes.length}\r\nconnection: close\r\n\r\n`;
     this.socket.end(Buffer.concat([Buffer.from(text, 'latin1'), bytes]));
+    return this;
+  }
+
+  write(): boolean {
+    throw new Error('an upgrade request is answered whole');
+  }
+
+  tryEnd(): [boolean, boolean] {
+    throw new Error('an upgrade request is answered whole');
+  }
+
+  getWriteOffset(): number {
+    return 0;
+  }
+
+  onWritable(): this {
     return this;
   }
 

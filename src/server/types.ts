@@ -29,6 +29,22 @@ export interface HttpRes {
   /** A value may carry further `\r\n`-joined header lines (gateway/response-heads.ts). */
   writeHeader(key: string | Buffer, value: string | Buffer): this;
   end(body?: string | Buffer, closeConnection?: boolean): this;
+  /**
+   * Body bytes of an answer of unknown length (sent chunked), after status and headers: what
+   * the socket does not take now is kept (copied). False: the client is behind; onWritable
+   * says when it caught up.
+   */
+  write(chunk: Uint8Array): boolean;
+  /**
+   * The next body bytes of an answer of `totalSize` bytes (sent with Content-Length): what the
+   * socket does not take is not kept, getWriteOffset() tells how far it got. [ok, done]: ok
+   * false when the client is behind, done once totalSize bytes went.
+   */
+  tryEnd(chunk: Uint8Array, totalSize: number): [boolean, boolean];
+  /** Body bytes taken so far. */
+  getWriteOffset(): number;
+  /** Called with getWriteOffset() when a client that was behind can take more; return true once it needs no more calls. */
+  onWritable(handler: (offset: number) => boolean): this;
   /** HEAD answers: status and headers only. */
   endWithoutBody(): this;
   /** Ends the connection at once, nothing written. */

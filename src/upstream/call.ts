@@ -5,91 +5,33 @@
 // to a second node when the first is slow ("Hedged reads"); the first usable answer wins, the others are ignored.
 
 import { Errors, type GatewayErrorSpec } from '../errors.js';
-import { skipWs, trimEnd } from '../rpc/json-bytes.js';
 import { isErrorAnswer } from '../rpc/scan.js';
 import { usable } from '../routing/node-view.js';
 import type { FreshCall } from '../solana/fresh-routing.js';
 import type { CallEvents, CallReach } from './call-policy.js';
+import { Attempt, looksLikeJson, opensJson } from './attempt.js';
 import type { HedgePlan } from './hedge.js';
 import type { UpstreamNode } from './node.js';
 import type { RouteRequest, Router } from './router.js';
-import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, reportInternalError, type AttemptSink } from './transport.js';
+import { F_CONNECT, F_CONNECT_TIMEOUT, F_NONE, F_OTHER, F_PIPELINE_DROPPED, F_TIMEOUT, F_TOO_LARGE, type BodyStream, type StreamSource } from './transport.js';
 export { onInternalError } from './transport.js';
 
 export interface CallOwner {
   /** The call is finished: `call.response` is set, or `call.error`. */
   onCallDone(call: UpstreamCall): void;
+  /**
+   * The call's answer streams (it outgrew `call.maxBuffered` and `call.streamable`): where
+   * its body goes, or null when it cannot go anywhere now. Called instead of onCallDone.
+   */
+  streamAnswer?(call: UpstreamCall, status: number, length: number, source: StreamSource): BodyStream | null;
 }
+
+/** What a call collects of a node's answer when its owner did not say (limits.maxBufferedAnswerBytes' default). */
+export const DEFAULT_MAX_BUFFERED = 32 * 1024 * 1024;
 
 function onHedgeTimer(call: UpstreamCall): void {
   call.hedgeTimer = null;
   call.hedgeNow();
-}
-
-function onAttemptTimeout(attempt: Attempt): void {
-  // Done first: whatever the client does while letting go of it must not end it twice.
-  attempt.done = true;
-  const neverWritten = attempt.node.client.abandon(attempt);
-  attempt.settle(neverWritten ? F_CONNECT_TIMEOUT : F_TIMEOUT, neverWritten ? 'connect timeout' : 'timeout', 0, null);
-}
-
-/** A body a JSON-RPC node could have meant: object or array, possibly padded. */
-export function looksLikeJson(buf: Buffer): boolean {
-  const s = skipWs(buf, 0, buf.length);
-  const e = trimEnd(buf, s, buf.length);
-  if (s === e) return false;
-  const a = buf[s];
-  const b = buf[e - 1];
-  return (a === 0x7b && b === 0x7d) || (a === 0x5b && b === 0x5d);
-}
-
-/** One attempt of a call on one node; events after it ended (a timeout) are ignored. */
-class Attempt implements AttemptSink {
-  done = false;
-  written = false;
-  clientRef: unknown = null;
-  timer: NodeJS.Timeout;
-  readonly startedAt = performance.now();
-  readonly body: Buffer;
-  readonly exclusive: boolean;
-
-  constructor(
-    readonly call: UpstreamCall,
-    readonly node: UpstreamNode,
-    timeoutMs: number,
-    /** 0 for the call's first node, then 1, 2… in the order nodes were asked. */
-    readonly rank: number,
-  ) {
-    this.body = call.body;
-    // A broadcast's copies are never retried: none may ride a pipelined connection that a
-    // node could drop under it (docs/routing.md "Upstream connections and pipelining").
-    this.exclusive = !call.retrySafe || call.fanout > 1 || call.router.methodLatency.isSlow(call.method);
-    this.timer = setTimeout(onAttemptTimeout, timeoutMs, this);
-  }
-
-  answered(status: number, body: Buffer): void {
-    this.finish(F_NONE, '', status, body);
-  }
-
-  failed(kind: number, reason: string): void {
-    this.finish(kind, reason, 0, null);
-  }
-
-  finish(failure: number, reason: string, status: number, body: Buffer | null): void {
-    if (this.done) return;
-    this.done = true;
-    this.settle(failure, reason, status, body);
-  }
-
-  settle(failure: number, reason: string, status: number, body: Buffer | null): void {
-    clearTimeout(this.timer);
-    try {
-      this.call.attemptEnded(this, failure, reason, status, body);
-    } catch (err) {
-      // The client would swallow it and the caller would wait forever: make it loud.
-      reportInternalError(err);
-    }
-  }
 }
 
 export class UpstreamCall implements RouteRequest, FreshCall {
@@ -139,6 +81,15 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   readonly hedge: HedgePlan | null;
   readonly events: CallEvents | null;
   rpcError = false; // the last answer is a JSON-RPC error object (set with the answer)
+  /** Body bytes an attempt collects at most; beyond them the call fails (7506) unless the answer streams. */
+  maxBuffered = DEFAULT_MAX_BUFFERED;
+  /**
+   * Answers over this many bytes stream to the owner (a single HTTP call, one node at a time,
+   * over a client that streams); Infinity: never.
+   */
+  streamOver = Infinity;
+  /** The answer went to the owner as a stream (streamAnswer) instead of `response`. */
+  streamed = false;
   // Fresh-state routing (solana/fresh-routing.ts): the params span as scanned, then what is read on the first pick.
   paramsStart = -1;
   paramsEnd = -1;
@@ -310,7 +261,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
       // The node is fine and now gets no pipelined requests: a retry may go to it again.
       failure = F_OTHER;
       this.tried &= ~node.bit;
-    } else node.recordFailure(reason, Date.now());
+    } else if (failure !== F_TOO_LARGE) node.recordFailure(reason, Date.now());
     if (this.finished) return;
     if (this.reasons !== null) {
       this.reasons.push(node.id + ': ' + reason);
@@ -321,9 +272,46 @@ export class UpstreamCall implements RouteRequest, FreshCall {
     this.lastReason = node.id + ': ' + reason;
     // Another node still has the call (a hedge): its answer may yet come.
     if (this.live > 0) return;
-    const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || this.retrySafe;
+    const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || (this.retrySafe && failure !== F_TOO_LARGE);
     if (retry && this.attempts < this.router.maxAttempts) return this.start();
     this.fail(failure);
+  }
+
+  /**
+   * An attempt's answer outgrew maxBuffered. A single call one node at a time hands it to its
+   * owner as a stream: the call is answered from here on (no retry can follow). Anything else
+   * fails the attempt (F_TOO_LARGE), and with it the call.
+   */
+  attemptStreams(a: Attempt, status: number, length: number, first: Buffer, source: StreamSource): BodyStream | null {
+    if (this.streamOver === Infinity || this.finished || this.live > 1 || status < 200 || status >= 300 || (first.length > 0 && !opensJson(first))) return null;
+    const node = a.node;
+    this.status = status;
+    this.node = node;
+    const stream = this.owner.streamAnswer?.(this, status, length, source) ?? null;
+    if (stream === null) {
+      this.node = null;
+      return null;
+    }
+    a.done = true;
+    clearTimeout(a.timer);
+    node.inflight--;
+    this.live--;
+    const now = performance.now();
+    node.recordSuccess(now - a.startedAt, now);
+    this.streamed = true;
+    this.finished = true;
+    if (this.hedgeTimer !== null) {
+      clearTimeout(this.hedgeTimer);
+      this.hedgeTimer = null;
+    }
+    // The slot an answer carries is at its start (routing/answer-slot.ts): what came so far tells it.
+    if (first.length > 0) {
+      this.response = first;
+      this.router.answered?.(this);
+      this.response = null;
+    }
+    if (first.length > 0 && !stream.data(first)) source.pause();
+    return stream;
   }
 
   private keepErrorAnswer(a: Attempt, status: number, body: Buffer): void {
@@ -384,7 +372,12 @@ export class UpstreamCall implements RouteRequest, FreshCall {
       this.error = Errors.noNode;
       this.errorData = { attempts: this.attempts };
     } else {
-      this.error = failure === F_TIMEOUT || failure === F_CONNECT_TIMEOUT ? Errors.upstreamTimeout : Errors.upstreamFailed;
+      this.error =
+        failure === F_TIMEOUT || failure === F_CONNECT_TIMEOUT
+          ? Errors.upstreamTimeout
+          : failure === F_TOO_LARGE
+            ? Errors.answerTooLarge
+            : Errors.upstreamFailed;
       this.errorData =
         this.reasons !== null
           ? { attempts: this.attempts, reason: this.lastReason, reasons: this.reasons }

@@ -32,6 +32,8 @@ function timeoutError(): Error {
   return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 }
 
+const PROBE_ANSWER_MAX = 1024 * 1024;
+
 class ProbeConnection implements AnswerSink {
   readonly socket: net.Socket;
   closed = false;
@@ -74,7 +76,18 @@ class ProbeConnection implements AnswerSink {
     this.socket.write(p.request);
   }
 
-  answer(status: number, close: boolean, body: Buffer): void {
+  /** Probes ask for a slot or a health word: an answer past this is not one. */
+  readonly bufferLimit = PROBE_ANSWER_MAX;
+
+  streamFrom(): boolean {
+    this.close(new ProtocolError(`probe answer over ${PROBE_ANSWER_MAX} bytes`));
+    return false;
+  }
+
+  streamData(): void {}
+
+  answer(status: number, close: boolean, body: Buffer | null): void {
+    if (body === null) return;
     const p = this.probe!;
     this.probe = null;
     clearTimeout(p.timer!);

@@ -19,6 +19,30 @@ export const F_CONNECT_TIMEOUT = 4;
  */
 export const F_PIPELINE_DROPPED = 5;
 
+/**
+ * The answer grew past the attempt's maxBuffered and could not be streamed (a batch's part, a
+ * coalesced or hedged call, a WebSocket): never retried, another node's answer is as large.
+ */
+export const F_TOO_LARGE = 6;
+
+/** The node's connection an answer streams from: it stops reading while the client is behind. */
+export interface StreamSource {
+  pause(): void;
+  resume(): void;
+  /** The client went away: drops the connection (the rest of the answer is not read). */
+  abort(): void;
+}
+
+/** Where a streamed answer's body goes (docs/routing.md "Large answers"). */
+export interface BodyStream {
+  /** Body bytes: a view valid only during the call. False: the client is behind (pause the source). */
+  data(chunk: Buffer): boolean;
+  /** The body is whole. */
+  end(): void;
+  /** The body broke off (the node closed or reset): the client's answer is cut short. */
+  broken(reason: string): void;
+}
+
 // Error codes raised before any byte of the request could reach the node.
 export const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -38,12 +62,24 @@ export interface AttemptSink {
   written: boolean;
   /** True once the attempt has ended (answered, failed or timed out): late events are ignored. */
   readonly done: boolean;
+  /**
+   * The most body bytes the client collects for this attempt: beyond them it asks
+   * overLimit() whether the rest streams, and fails the attempt with F_TOO_LARGE if not.
+   */
+  readonly maxBuffered: number;
   /** A whole response (a view into a read buffer that is never reused). */
   answered(status: number, body: Buffer): void;
+  /**
+   * The answer outgrew maxBuffered: the stream its body continues into (from `first`, the bytes
+   * read so far), or null when it cannot stream. `length` is the whole body's, -1 when unknown.
+   */
+  overLimit(status: number, length: number, first: Buffer, source: StreamSource): BodyStream | null;
   failed(kind: number, reason: string): void;
 }
 
 export interface UpstreamClient {
+  /** Whether answers over an attempt's maxBuffered can stream (AttemptSink.overLimit); else they fail. */
+  readonly streams: boolean;
   send(a: AttemptSink): void;
   /**
    * Whether the client may still hold a request body of `size` bytes once the attempt that

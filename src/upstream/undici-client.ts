@@ -2,7 +2,7 @@
 // Kept as the conservative choice for nodes behind proxies that mishandle pipelined requests.
 
 import { Pool, type Dispatcher } from 'undici';
-import { CONNECT_ERRORS, F_CONNECT, F_OTHER, type AttemptSink, type UpstreamClient } from './transport.js';
+import { CONNECT_ERRORS, F_CONNECT, F_OTHER, F_TOO_LARGE, type AttemptSink, type UpstreamClient } from './transport.js';
 
 const HEADERS = { 'content-type': 'application/json' };
 
@@ -30,9 +30,16 @@ class UndiciHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
   }
 
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     this.size += chunk.length;
+    // undici's answers are collected whole (they never stream): past the limit the attempt fails.
+    if (this.size > this.attempt.maxBuffered) {
+      if (!this.attempt.done) this.attempt.failed(F_TOO_LARGE, `answer over ${this.attempt.maxBuffered} bytes`);
+      this.chunks = [];
+      c.abort(ABANDONED);
+      return;
+    }
+    this.chunks.push(chunk);
   }
 
   onResponseEnd(): void {
@@ -49,6 +56,7 @@ class UndiciHandler implements Dispatcher.DispatchHandler {
 }
 
 export class UndiciClient implements UpstreamClient {
+  readonly streams = false;
   readonly pool: Pool;
   private readonly origin: string;
   private readonly path: string;

@@ -24,7 +24,14 @@ export class FakeResponder implements Responder {
   readonly answers: Answer[] = [];
   ipReads = 0;
 
+  /** Answers go whole, as on a WebSocket. */
+  readonly streams = false;
+
   constructor(readonly ip = '198.51.100.7') {}
+
+  stream(): never {
+    throw new Error('answers go whole here');
+  }
 
   answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string): void {
     this.answers.push({ status, body: body.toString(), nodeIds, close, retryAfter });

@@ -7,6 +7,7 @@ import type { UpstreamNode } from '../../src/upstream/node.js';
 import type { AttemptSink, UpstreamClient } from '../../src/upstream/transport.js';
 
 export class FakeClient implements UpstreamClient {
+  readonly streams = false;
   readonly attempts: AttemptSink[] = [];
   /** What abandon() answers: true = the request was never written (a connect timeout). */
   neverWritten = false;

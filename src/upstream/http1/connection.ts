@@ -4,7 +4,16 @@
 
 import net from 'node:net';
 import tls from 'node:tls';
-import { F_CONNECT, F_OTHER, F_PIPELINE_DROPPED, reportInternalError, type AttemptSink } from '../transport.js';
+import {
+  F_CONNECT,
+  F_OTHER,
+  F_PIPELINE_DROPPED,
+  F_TOO_LARGE,
+  reportInternalError,
+  type AttemptSink,
+  type BodyStream,
+  type StreamSource,
+} from '../transport.js';
 import type { Flushable } from './flush.js';
 import { ProtocolError, ResponseParser, type AnswerSink } from './parser.js';
 import { SLAB } from '../../slabs.js';
@@ -56,7 +65,10 @@ export interface ConnectionOwner {
   resend(a: AttemptSink): void;
 }
 
-export class Connection implements AnswerSink, Flushable {
+/** Where the body of an answer nobody waits for any more goes: nowhere, without holding it. */
+const DISCARD: BodyStream = { data: () => true, end: () => undefined, broken: () => undefined };
+
+export class Connection implements AnswerSink, Flushable, StreamSource {
   readonly socket: net.Socket;
   ready = false;
   /** Requests on this connection in order; [head, sent) written, [sent, length) not yet. */
@@ -72,6 +84,8 @@ export class Connection implements AnswerSink, Flushable {
   /** Exclusive requests on it: while there is one, nothing is queued behind. */
   exclusive = 0;
   private readonly parser = new ResponseParser();
+  /** Where the head request's answer streams to (answers over their attempt's maxBuffered); null when it is collected. */
+  private stream: BodyStream | null = null;
   private readonly connectTimer: NodeJS.Timeout;
 
   constructor(readonly owner: ConnectionOwner) {
@@ -179,8 +193,46 @@ export class Connection implements AnswerSink, Flushable {
     }
   }
 
-  /** The head request's answer is whole (called by the parser). */
-  answer(status: number, close: boolean, body: Buffer): void {
+  get bufferLimit(): number {
+    const a = this.queue[this.head]!;
+    // An answer nobody waits for is read and dropped, never collected.
+    return a.done ? 0 : a.maxBuffered;
+  }
+
+  streamFrom(status: number, length: number, first: Buffer): boolean {
+    const a = this.queue[this.head]!;
+    const s = a.done ? DISCARD : a.overLimit(status, length, first, this);
+    if (s === null) {
+      // Nothing can take the rest: the attempt fails and the connection goes (its body is not read).
+      a.failed(F_TOO_LARGE, `answer over ${a.maxBuffered} bytes`);
+      this.destroy('answer too large');
+      return false;
+    }
+    this.stream = s;
+    // Nothing else is queued behind an answer that may take long to pass (pool.ts picks).
+    this.exclusive++;
+    return true;
+  }
+
+  streamData(chunk: Buffer): void {
+    if (!this.stream!.data(chunk)) this.socket.pause();
+  }
+
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    if (!this.closed) this.socket.resume();
+  }
+
+  abort(): void {
+    this.stream = DISCARD;
+    this.destroy('client went away');
+  }
+
+  /** The head request's answer is whole (called by the parser); `body` null when it streamed. */
+  answer(status: number, close: boolean, body: Buffer | null): void {
     const a = this.queue[this.head]!;
     this.queue[this.head++] = undefined as unknown as AttemptSink; // let it be collected
     if (a.exclusive) this.exclusive--;
@@ -190,7 +242,14 @@ export class Connection implements AnswerSink, Flushable {
       this.sent = 0;
     }
     if (close) this.closing = true;
-    if (!a.done) a.answered(status, body);
+    if (body === null) {
+      const stream = this.stream!;
+      this.stream = null;
+      this.exclusive--;
+      stream.end();
+      // Its last bytes may have found the client behind: the answers after it must be read.
+      this.socket.resume();
+    } else if (!a.done) a.answered(status, body);
     if (close) this.destroy('closed by node');
     else this.owner.hasRoom(this);
   }
@@ -204,6 +263,12 @@ export class Connection implements AnswerSink, Flushable {
     }
     this.closed = true;
     clearTimeout(this.connectTimer);
+    if (this.stream !== null) {
+      // The answer streaming to a client broke off: its attempt ended when it began to stream.
+      const stream = this.stream;
+      this.stream = null;
+      stream.broken(reason);
+    }
     this.owner.connectionClosed(this);
     const q = this.queue;
     const head = this.head;

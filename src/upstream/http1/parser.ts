@@ -24,8 +24,18 @@ export interface AnswerSink {
   readonly unanswered: number;
   /** Parsing stops once this is true (an answer's handling closed the connection). */
   readonly closed: boolean;
-  /** The oldest waiting request's answer is whole. `close`: the node closes after it. */
-  answer(status: number, close: boolean, body: Buffer): void;
+  /** Body bytes the oldest waiting request's answer may be collected up to (AttemptSink.maxBuffered). */
+  readonly bufferLimit: number;
+  /**
+   * The answer outgrew bufferLimit (`length`: the whole body's, -1 when unknown; `first`: the
+   * bytes collected so far): true when its body streams on through streamData, false when
+   * the sink gave up on it (it closes the connection).
+   */
+  streamFrom(status: number, length: number, first: Buffer): boolean;
+  /** A streamed answer's body bytes: a view valid only during the call. */
+  streamData(chunk: Buffer): void;
+  /** The oldest waiting request's answer is whole (`body` null: it was streamed). `close`: the node closes after it. */
+  answer(status: number, close: boolean, body: Buffer | null): void;
 }
 
 /** Parse state of one connection's response stream; the per-response part is reset per answer. */
@@ -40,6 +50,8 @@ export class ResponseParser {
   close = false;
   /** Bytes of an unfinished head, chunk-size or trailer line from the previous read. */
   leftover: Buffer | null = null;
+  /** The current answer's body goes to the sink as it arrives (AnswerSink.streamFrom). */
+  streaming = false;
 
   /** True while the current answer's body runs until the node closes the connection. */
   get untilClose(): boolean {
@@ -54,6 +66,7 @@ export class ResponseParser {
     if (this.parts.length > 0) this.parts = [];
     this.size = 0;
     this.close = false;
+    this.streaming = false;
   }
 
   /**
@@ -73,7 +86,7 @@ export class ResponseParser {
   /** The connection ended: a body delimited by its end is whole now. */
   endOfStream(sink: AnswerSink): void {
     this.close = true;
-    this.finish(sink, this.body());
+    this.finish(sink, this.streaming ? null : this.body());
   }
 
   private parse(buf: Buffer, sink: AnswerSink): void {
@@ -96,7 +109,10 @@ export class ResponseParser {
             continue;
           }
           if (this.phase === P_BODY) {
-            if (len - pos >= this.remaining) {
+            if (this.remaining > sink.bufferLimit) {
+              if (!sink.streamFrom(this.status, this.remaining, EMPTY)) return;
+              this.streaming = true;
+            } else if (len - pos >= this.remaining) {
               const n = this.remaining;
               let body: Buffer;
               if (slabSized(n)) buf.copy((body = takeSlab(n)), 0, pos, pos + n);
@@ -108,8 +124,9 @@ export class ResponseParser {
           continue;
         }
         case P_BODY: {
-          pos = this.take(buf, pos);
-          if (this.remaining === 0) this.finish(sink, this.body());
+          pos = this.take(buf, pos, sink);
+          if (sink.closed) return;
+          if (this.remaining === 0) this.finish(sink, this.streaming ? null : this.body());
           continue;
         }
         case P_CHUNK_SIZE: {
@@ -132,7 +149,8 @@ export class ResponseParser {
           continue;
         }
         case P_CHUNK_DATA: {
-          pos = this.take(buf, pos);
+          pos = this.take(buf, pos, sink);
+          if (sink.closed) return;
           if (this.remaining === 0) {
             this.phase = P_CHUNK_CRLF;
             this.remaining = 2;
@@ -156,12 +174,12 @@ export class ResponseParser {
           }
           const empty = eol === pos || (eol === pos + 1 && buf[pos] === 0x0d);
           pos = eol + 1;
-          if (empty) this.finish(sink, this.body());
+          if (empty) this.finish(sink, this.streaming ? null : this.body());
           continue;
         }
         case P_UNTIL_CLOSE: {
           this.remaining = len - pos;
-          this.take(buf, pos);
+          this.take(buf, pos, sink);
           return;
         }
       }
@@ -169,27 +187,42 @@ export class ResponseParser {
   }
 
   /** The answer is whole: the parser is ready for the next one before the sink sees this one. */
-  private finish(sink: AnswerSink, body: Buffer): void {
+  private finish(sink: AnswerSink, body: Buffer | null): void {
     const status = this.status;
     const close = this.close;
     this.reset();
     sink.answer(status, close, body);
   }
 
-  /** Takes up to `remaining` body bytes from buf at pos (copied); returns the position after them. */
-  private take(buf: Buffer, pos: number): number {
+  /**
+   * Takes up to `remaining` body bytes from buf at pos: copied, or handed to the sink when the
+   * answer streams (a body of unknown length starts to once it outgrows the sink's limit).
+   * Returns the position after them; the sink may have closed the connection.
+   */
+  private take(buf: Buffer, pos: number, sink: AnswerSink): number {
     const n = Math.min(this.remaining, buf.length - pos);
+    this.remaining -= n;
+    if (!this.streaming && this.whole === null && this.size + n > sink.bufferLimit) {
+      const first = this.body();
+      this.parts = [];
+      this.size = 0;
+      if (!sink.streamFrom(this.status, -1, first)) return pos + n;
+      this.streaming = true;
+    }
+    if (this.streaming) {
+      if (n > 0) sink.streamData(buf.subarray(pos, pos + n));
+      return pos + n;
+    }
     if (this.whole !== null) buf.copy(this.whole, this.size, pos, pos + n);
     else this.parts.push(Buffer.from(buf.subarray(pos, pos + n)));
     this.size += n;
-    this.remaining -= n;
     return pos + n;
   }
 
   private body(): Buffer {
     if (this.whole !== null) return this.whole;
     const p = this.parts;
-    return p.length === 1 ? p[0]! : Buffer.concat(p, this.size);
+    return p.length === 1 ? p[0]! : p.length === 0 ? EMPTY : Buffer.concat(p, this.size);
   }
 }
 

@@ -40,6 +40,7 @@ const NO_PIPELINING_MS = 300_000;
 function ignorePipeliningDropped(): void {}
 
 export class Http1Pool implements UpstreamClient, ConnectionOwner {
+  readonly streams = true;
   readonly target: Target;
   /** `POST <path> HTTP/1.1` and the fixed headers, up to `content-length: `. */
   readonly prefix: Buffer;

@@ -14,18 +14,37 @@ class Answers implements AnswerSink {
   /** Bodies as handed over, read only at the end: a view of the read buffer would be garbled by then. */
   private readonly bodies: [number, boolean, Buffer][] = [];
 
+  /** A streamed answer: [status, length] when it began, then its bytes (copied: they are views of the read). */
+  readonly streamed: { status: number; length: number; parts: Buffer[] }[] = [];
+
   constructor(
     public unanswered = 1,
     /** Close after this many answers (as a connection does on `connection: close`). */
     private readonly closeAfter = Infinity,
+    /** Answers over this stream (AnswerSink.bufferLimit); `refuse`: the sink gives up on them instead. */
+    readonly bufferLimit = Infinity,
+    private readonly refuse = false,
   ) {}
+
+  streamFrom(status: number, length: number, first: Buffer): boolean {
+    if (this.refuse) {
+      this.closed = true;
+      return false;
+    }
+    this.streamed.push({ status, length, parts: first.length > 0 ? [Buffer.from(first)] : [] });
+    return true;
+  }
+
+  streamData(chunk: Buffer): void {
+    this.streamed[this.streamed.length - 1]!.parts.push(Buffer.from(chunk));
+  }
 
   get got(): Answer[] {
     return this.bodies.map(([status, close, body]) => [status, close, body.toString('latin1')]);
   }
 
-  answer(status: number, close: boolean, body: Buffer): void {
-    this.bodies.push([status, close, body]);
+  answer(status: number, close: boolean, body: Buffer | null): void {
+    this.bodies.push([status, close, body ?? Buffer.concat(this.streamed[this.streamed.length - 1]!.parts)]);
     this.unanswered--;
     if (this.bodies.length >= this.closeAfter) this.closed = true;
   }
@@ -178,4 +197,31 @@ t.test('malformed streams throw ProtocolError', async (t) => {
   t.equal(protocolError([big.slice(0, 40_000), big.slice(40_000)]), 'response head too large', 'accumulated over reads');
   t.equal(protocolError(['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nx-pad: ' + 'a'.repeat(70_000)]), 'trailer too large');
   t.equal(protocolError(['HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}']), '', 'and a good one does not');
+});
+
+t.test("answers over the sink's limit stream: content-length at once, chunked and close-delimited once they outgrow it", async (t) => {
+  const body = 'x'.repeat(100);
+  for (const [what, text, length] of [
+    ['content-length', `HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n${body}`, 100],
+    ['chunked', `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n28\r\n${body.slice(0, 40)}\r\n3c\r\n${body.slice(40)}\r\n0\r\n\r\n`, -1],
+    ['close-delimited', `HTTP/1.1 200 OK\r\n\r\n${body}`, -1],
+  ] as const) {
+    for (const cut of [1, 7, 33]) {
+      const sink = new Answers(1, Infinity, 30);
+      const p = new ResponseParser();
+      const reads: string[] = [];
+      for (let i = 0; i < text.length; i += cut) reads.push(text.slice(i, i + cut));
+      feed(p, sink, reads);
+      if (what === 'close-delimited') p.endOfStream(sink);
+      t.equal(sink.streamed.length, 1, `${what}, reads of ${cut}: streamed`);
+      t.equal(sink.streamed[0]!.length, length, `${what}: the length known at the start`);
+      t.same(sink.got, [[200, what === 'close-delimited', body]], `${what}, reads of ${cut}: every byte, in order`);
+    }
+  }
+  const small = new Answers(1, Infinity, 1000);
+  feed(new ResponseParser(), small, [`HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n${body}`]);
+  t.equal(small.streamed.length, 0, 'an answer within the limit is collected');
+  const refusing = new Answers(2, Infinity, 30, true);
+  feed(new ResponseParser(), refusing, [`HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n${body}HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}`]);
+  t.same(refusing.got, [], 'a sink that gives up: nothing more is parsed');
 });

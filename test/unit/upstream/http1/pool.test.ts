@@ -83,6 +83,7 @@ class Sink implements AttemptSink {
   done = false;
   readonly body: Buffer;
   readonly startedAt = performance.now();
+  readonly maxBuffered = 32 * 1024 * 1024;
   outcome: Outcome | null = null;
   readonly settled: Promise<Outcome>;
   private resolve!: (o: Outcome) => void;
@@ -97,6 +98,10 @@ class Sink implements AttemptSink {
 
   answered(status: number, body: Buffer): void {
     this.end({ kind: F_NONE, status, body: body.toString(), reason: '' });
+  }
+
+  overLimit(): null {
+    return null;
   }
 
   failed(kind: number, reason: string): void {
