@@ -142,7 +142,8 @@ export const nodesLandingSchema = object({
   to: ms('Window end'),
   nodes: {
     type: 'array',
-    description: "The gateway's nodes that were sent transactions in the window",
+    description:
+      "The gateway's nodes that the caller's transactions (the stack's, or the account's) went to in the window, by node id; nobody else's transactions are in the counts",
     items: object({ node: str('Node id'), ...landingCounts }),
   },
 });

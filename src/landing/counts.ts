@@ -14,6 +14,12 @@ export type LandingCounts = LandingAmounts;
 export interface LandingDelta {
   nodes: Record<string, LandingCounts>;
   tokens: Record<string, LandingCounts>;
+  /**
+   * Token id → node id → counts: what each token's transactions did on each node. The
+   * console's per-node figures are an account's own, summed over its tokens; `nodes` is
+   * every account's (the admin API's).
+   */
+  tokenNodes?: Record<string, Record<string, LandingCounts>>;
 }
 
 export function emptyCounts(): LandingCounts {

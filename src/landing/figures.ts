@@ -2,10 +2,11 @@
 // reports (worker reports once a second, or the inline tracker's timer) is added into this
 // instance's totals since start, per node and per token, which the admin API and /metrics read,
 // and into pending store rows per hour, which the landing flush (flush.ts) drains into the
-// store. Node ids and token ids are bounded sets already; the maps are capped all the same, a
+// store. The store also gets rows per token and node, kept nowhere else: they are what the
+// console sums for one account's per-node figures. Node ids and token ids are bounded sets already; the maps are capped all the same, a
 // key beyond the cap counting under OTHER_KEY, so no input can grow them without bound.
 
-import type { LandingRow } from '../store/types.js';
+import { tokenNodeKey, type LandingRow } from '../store/types.js';
 import { addCounts, emptyCounts, type LandingCounts, type LandingDelta } from './counts.js';
 
 /** Distinct nodes, and distinct tokens, kept at most (each). */
@@ -68,6 +69,12 @@ export class LandingFigures {
     const hour = Math.floor(this.now() / HOUR_MS) * HOUR_MS;
     this.addKind(this.byNode, 'node', delta.nodes, hour);
     this.addKind(this.byToken, 'token', delta.tokens, hour);
+    const pairs = delta.tokenNodes;
+    if (typeof pairs !== 'object' || pairs === null) return;
+    for (const [token, nodes] of Object.entries(pairs)) {
+      if (typeof nodes !== 'object' || nodes === null) continue;
+      for (const [node, c] of Object.entries(nodes)) if (wellFormed(c)) this.addPending(hour, 'token-node', tokenNodeKey(token, node), c);
+    }
   }
 
   private addKind(totals: Map<string, LandingCounts>, kind: LandingRow['kind'], counts: Record<string, LandingCounts> | undefined, hour: number): void {
@@ -78,15 +85,21 @@ export class LandingFigures {
       let total = totals.get(key);
       if (total === undefined) totals.set(key, (total = emptyCounts()));
       addCounts(total, c);
-      // Pending rows: one per key and hour, drained every few seconds, so rarely more than
-      // two hours' worth; the same cap (per kind) holds them.
-      const row = { hour, kind, key };
-      const k = rowKey(row);
-      const held = this.pending.get(k);
-      if (held !== undefined) addCounts(held, c);
-      else if (this.pending.size < 2 * this.maxKeys) this.pending.set(k, landingRow(hour, kind, key, c));
-      else mergeRows(this.pending, [landingRow(hour, kind, OTHER_KEY, c)]);
+      this.addPending(hour, kind, key, c);
     }
+  }
+
+  /**
+   * Pending rows: one per kind, key and hour, drained every few seconds, so rarely more than
+   * two hours' worth; the cap (per kind) holds them. A token-node row beyond it counts under
+   * OTHER_KEY, which no account's figures read.
+   */
+  private addPending(hour: number, kind: LandingRow['kind'], key: string, c: LandingCounts): void {
+    const k = rowKey({ hour, kind, key });
+    const held = this.pending.get(k);
+    if (held !== undefined) addCounts(held, c);
+    else if (this.pending.size < 3 * this.maxKeys) this.pending.set(k, landingRow(hour, kind, key, c));
+    else mergeRows(this.pending, [landingRow(hour, kind, OTHER_KEY, c)]);
   }
 
   /** Since start, per node id. */

@@ -1,6 +1,8 @@
-// A data plane's landing counts since its last report (docs/landing.md "Figures"), per node
-// and per token: the tracker adds here as transactions are sent and end, and the report (a
-// worker's once a second, or the inline plane's timer) drains it.
+// A data plane's landing counts since its last report (docs/landing.md "Figures"), per node,
+// per token and per token and node: the tracker adds here as transactions are sent and end, and
+// the report (a worker's once a second, or the inline plane's timer) drains it. The per token
+// and node cells are looked up through two maps rather than a joined key, so counting a send
+// makes no string.
 
 import { emptyCounts, slotBucket, type LandingCounts, type LandingDelta } from './counts.js';
 
@@ -10,6 +12,7 @@ export type Outcome = 'landed' | 'expired' | 'failed' | 'untracked';
 export class LandingTally {
   private nodes = new Map<string, LandingCounts>();
   private tokens = new Map<string, LandingCounts>();
+  private tokenNodes = new Map<string, Map<string, LandingCounts>>();
   private empty = true;
 
   private cell(map: Map<string, LandingCounts>, key: string): LandingCounts {
@@ -19,9 +22,16 @@ export class LandingTally {
     return c;
   }
 
-  /** A node accepted a transaction for the first time (its first send, a broadcast copy, or a resend to a new node). */
-  sentTo(node: string): void {
+  private pair(token: string, node: string): LandingCounts {
+    let nodes = this.tokenNodes.get(token);
+    if (nodes === undefined) this.tokenNodes.set(token, (nodes = new Map()));
+    return this.cell(nodes, node);
+  }
+
+  /** A node accepted `token`'s transaction for the first time (its first send, a broadcast copy, or a resend to a new node). */
+  sentTo(node: string, token: string): void {
     this.cell(this.nodes, node).sent++;
+    this.pair(token, node).sent++;
   }
 
   /** A token's transaction was accepted (counted once, whatever number of nodes took it). */
@@ -32,12 +42,16 @@ export class LandingTally {
   resent(node: string, token: string): void {
     this.cell(this.nodes, node).resent++;
     this.cell(this.tokens, token).resent++;
+    this.pair(token, node).resent++;
   }
 
   /** A tracked transaction ended: counted for each node it went to and for its token; `slots` when it landed or failed. */
   ended(outcome: Outcome, nodes: readonly string[], token: string, slots: number): void {
     const bucket = outcome === 'landed' || outcome === 'failed' ? slotBucket(slots) : -1;
-    for (const n of nodes) this.count(this.cell(this.nodes, n), outcome, bucket);
+    for (const n of nodes) {
+      this.count(this.cell(this.nodes, n), outcome, bucket);
+      this.count(this.pair(token, n), outcome, bucket);
+    }
     this.count(this.cell(this.tokens, token), outcome, bucket);
   }
 
@@ -49,9 +63,12 @@ export class LandingTally {
   /** Everything since the last drain, or null when nothing happened; starts from zero again. */
   drain(): LandingDelta | null {
     if (this.empty) return null;
-    const out: LandingDelta = { nodes: Object.fromEntries(this.nodes), tokens: Object.fromEntries(this.tokens) };
+    const tokenNodes: Record<string, Record<string, LandingCounts>> = {};
+    for (const [token, nodes] of this.tokenNodes) tokenNodes[token] = Object.fromEntries(nodes);
+    const out: LandingDelta = { nodes: Object.fromEntries(this.nodes), tokens: Object.fromEntries(this.tokens), tokenNodes };
     this.nodes = new Map();
     this.tokens = new Map();
+    this.tokenNodes = new Map();
     this.empty = true;
     return out;
   }

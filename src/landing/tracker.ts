@@ -164,7 +164,7 @@ export class LandingTracker implements CallOwner {
   private addNode(t: Tracked, id: string): void {
     if (t.nodes.includes(id)) return;
     t.nodes.push(id);
-    this.tally.sentTo(id);
+    this.tally.sentTo(id, t.token);
   }
 
   private dropOldest(): void {

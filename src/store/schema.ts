@@ -1,7 +1,7 @@
 // The store's tables as the queries see them (migrations.ts creates them). Numbers may come
 // back as strings from PostgreSQL: coerce.
 
-import type { LandingAmounts } from './types.js';
+import type { LandingAmounts, LandingRow } from './types.js';
 
 export interface AccountsTable {
   id: string;
@@ -72,19 +72,19 @@ export interface StackUsageTable extends Omit<UsageTable, 'token_id'> {
 }
 
 /**
- * Transaction landing of one token or node over one hour (docs/landing.md "Several
- * instances"): every writer adds into the counts (`x = x + excluded.x`), so instances sharing
+ * Transaction landing of one token, one node or one token on one node over one hour
+ * (docs/landing.md "Several instances"): every writer adds into the counts (`x = x + excluded.x`), so instances sharing
  * one database add up.
  */
 export interface LandingHourTable extends Omit<LandingAmounts, 'slots'> {
-  kind: 'token' | 'node';
+  kind: LandingRow['kind'];
   key: string;
   start_ms: number;
 }
 
-/** Slots-to-land of one token or node over one hour: one row per slot bucket with a count. */
+/** Slots-to-land of one landing_hour key over one hour: one row per slot bucket with a count. */
 export interface LandingSlotsHourTable {
-  kind: 'token' | 'node';
+  kind: LandingRow['kind'];
   key: string;
   start_ms: number;
   bucket: number;

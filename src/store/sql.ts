@@ -29,6 +29,7 @@ import type {
   Session,
   Stack,
   TokenForGateway,
+  TokenNodeLandingTotals,
   UsageRow,
 } from './types.js';
 
@@ -172,6 +173,10 @@ export class SqlStore implements FullStore {
 
   landingByNode(sinceMs: number): Promise<LandingTotals[]> {
     return landing.landingTotals(this.db, 'node', null, sinceMs);
+  }
+
+  landingByTokenNode(tokenIds: readonly string[], sinceMs: number): Promise<TokenNodeLandingTotals[]> {
+    return landing.landingByTokenNode(this.db, tokenIds, sinceMs);
   }
 
   compactLanding(now: number, retentionDays: number): Promise<void> {

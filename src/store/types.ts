@@ -84,18 +84,32 @@ export interface LandingAmounts {
   slots: number[];
 }
 
-/** One hour of one token's or one node's landing counts, as the landing flush writes it. */
+/** One hour of one token's, one node's or one token's on one node landing counts, as the landing flush writes it. */
 export interface LandingRow extends LandingAmounts {
   /** Start of the hour, epoch ms. */
   hour: number;
-  kind: 'token' | 'node';
-  /** The token id or the node id. */
+  kind: 'token' | 'node' | 'token-node';
+  /** The token id, the node id, or tokenNodeKey(token id, node id). */
   key: string;
+}
+
+/**
+ * The key of a `token-node` landing row. Node ids never hold a "/" (config NODE_ID_RE) and
+ * token ids neither (`tok_` and base64url, or `static:` and hex), so no two pairs share a key.
+ */
+export function tokenNodeKey(tokenId: string, nodeId: string): string {
+  return tokenId + '/' + nodeId;
 }
 
 /** Landing counts of one token or node summed over a time range. */
 export interface LandingTotals extends LandingAmounts {
   key: string;
+}
+
+/** Landing counts of one token's transactions on one node summed over a time range. */
+export interface TokenNodeLandingTotals extends LandingAmounts {
+  tokenId: string;
+  node: string;
 }
 
 export interface Overview {
@@ -182,8 +196,13 @@ export interface Store {
   addLanding(rows: LandingRow[]): Promise<void>;
   /** Landing of these tokens from the start of `sinceMs`'s hour on, one entry per token with any. */
   landingByToken(tokenIds: readonly string[], sinceMs: number): Promise<LandingTotals[]>;
-  /** Landing per node from the start of `sinceMs`'s hour on. */
+  /** Landing per node from the start of `sinceMs`'s hour on: every token's, so never for one account (the console). */
   landingByNode(sinceMs: number): Promise<LandingTotals[]>;
+  /**
+   * Landing of these tokens per node they went to, from the start of `sinceMs`'s hour on: one
+   * entry per token and node with any, by token id then node id.
+   */
+  landingByTokenNode(tokenIds: readonly string[], sinceMs: number): Promise<TokenNodeLandingTotals[]>;
   /** Deletes landing hours older than `retentionDays`. */
   compactLanding(now: number, retentionDays: number): Promise<void>;
   /**

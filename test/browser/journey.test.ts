@@ -81,7 +81,7 @@ const noChromium = existsSync(CHROMIUM) ? false : `Chromium not found at ${CHROM
     const [record] = await store.listTokens(account.id, stack!.id);
     const landing = { ...emptyCounts(), sent: 4, landed: 3, expired: 1 };
     landing.slots[2] = 3;
-    h.gw.landing.add({ nodes: { n0: landing }, tokens: { [record!.id]: landing } });
+    h.gw.landing.add({ nodes: { n0: landing }, tokens: { [record!.id]: landing }, tokenNodes: { [record!.id]: { n0: landing } } });
     await h.gw.landingFlush!.flush();
     const start = Date.now();
     await page.goto(stackUrl);

@@ -15,6 +15,7 @@ import {
   type Stack,
   type Store,
   type TokenForGateway,
+  type TokenNodeLandingTotals,
   type UsageRow,
 } from '../../src/store/types.js';
 
@@ -232,6 +233,16 @@ export class MemoryStore implements Store {
 
   async landingByNode(sinceMs: number): Promise<LandingTotals[]> {
     return this.landingOf('node', null, sinceMs);
+  }
+
+  async landingByTokenNode(tokenIds: readonly string[], sinceMs: number): Promise<TokenNodeLandingTotals[]> {
+    const out: TokenNodeLandingTotals[] = [];
+    for (const { key, ...amounts } of this.landingOf('token-node', null, sinceMs)) {
+      const cut = key.indexOf('/');
+      const tokenId = key.slice(0, cut);
+      if (tokenIds.includes(tokenId)) out.push({ tokenId, node: key.slice(cut + 1), ...amounts });
+    }
+    return out;
   }
 
   async compactLanding(): Promise<void> {}

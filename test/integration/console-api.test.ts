@@ -164,6 +164,7 @@ for (const [kind, open] of stores) {
         ['PATCH', '/api/v1/stacks/x/tokens/y'],
         ['DELETE', '/api/v1/stacks/x/tokens/y'],
         ['GET', '/api/v1/stacks/x/landing'],
+        ['GET', '/api/v1/stacks/x/landing/nodes'],
         ['GET', '/api/v1/landing/nodes'],
       ] as const) {
         // A body that would fail validation: auth is checked first.
@@ -494,6 +495,8 @@ for (const [kind, open] of stores) {
         ['GET', `${aStack}/analytics`, undefined],
         ['GET', `${aStack}/analytics?token=${a.tokenId}`, undefined],
         ['GET', `${aStack}/tokens`, undefined],
+        ['GET', `${aStack}/landing`, undefined],
+        ['GET', `${aStack}/landing/nodes`, undefined],
         ['POST', `${aStack}/tokens`, { label: 'mine now' }],
         ['PATCH', `${aStack}/tokens/${a.tokenId}`, { active: false }],
         ['DELETE', `${aStack}/tokens/${a.tokenId}`, undefined],
@@ -630,6 +633,7 @@ for (const [kind, open] of stores) {
         '/api/v1/stacks/{id}/tokens': ['get', 'post'],
         '/api/v1/stacks/{id}/tokens/{tokenId}': ['delete', 'patch'],
         '/api/v1/stacks/{id}/landing': ['get'],
+        '/api/v1/stacks/{id}/landing/nodes': ['get'],
         '/api/v1/landing/nodes': ['get'],
       };
       t.same(Object.keys(doc.paths).sort(), Object.keys(want).sort(), 'API routes only, no pages');

@@ -50,8 +50,12 @@ t.test('two instances on one PostgreSQL: the console shows the sum', { skip: pos
 
   // Rounds of reports on both instances, flushed at the same time: writers on the same rows.
   for (let round = 0; round < 5; round++) {
-    a.landing.add({ nodes: { n0: counts(3, 2, 1, 1), n1: counts(1, 1, 0, 4) }, tokens: { [tokenId]: counts(4, 3, 1, 1) } });
-    b.landing.add({ nodes: { n0: counts(2, 2, 0, 3) }, tokens: { [tokenId]: counts(2, 2, 0, 3) } });
+    a.landing.add({
+      nodes: { n0: counts(3, 2, 1, 1), n1: counts(1, 1, 0, 4) },
+      tokens: { [tokenId]: counts(4, 3, 1, 1) },
+      tokenNodes: { [tokenId]: { n0: counts(3, 2, 1, 1), n1: counts(1, 1, 0, 4) } },
+    });
+    b.landing.add({ nodes: { n0: counts(2, 2, 0, 3) }, tokens: { [tokenId]: counts(2, 2, 0, 3) }, tokenNodes: { [tokenId]: { n0: counts(2, 2, 0, 3) } } });
     await Promise.all([a.landingFlush!.flush(), b.landingFlush!.flush()]);
   }
 
@@ -62,7 +66,7 @@ t.test('two instances on one PostgreSQL: the console shows the sum', { skip: pos
     t.equal(panel.status, 200);
     // 5 × (4 + 2) sent, 5 × (3 + 2) landed, 5 expired: 25 / 30 ended landed.
     t.match(panel.json.tokens, [{ tokenId, sent: 30, landed: 25, expired: 5, landedPct: 83.3, slotsToLand: { p50: 1, p90: 3 } }], 'per token: the sum');
-    const nodes = await c.get('/api/v1/landing/nodes');
+    const nodes = await c.get(`/api/v1/stacks/${stack}/landing/nodes`);
     t.match(
       nodes.json.nodes,
       [

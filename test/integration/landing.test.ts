@@ -1,7 +1,8 @@
 // Landing figures on the control plane (docs/landing.md), inline and with a data-plane worker:
 // what the figures are fed shows on GET /admin/landing (authenticated) and /metrics, reaches
 // the store through the landing flush, and the console answers it per token of a stack and per
-// node (JSON routes; the pages carry the panel and the table). A stop writes what was left.
+// node, an account's own transactions only (JSON routes; the pages carry the panel and the
+// table). A stop writes what was left.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,13 +40,22 @@ for (const plane of PLANES) {
     const c = new ConsoleClient(gw.console!.url);
     const { stack, tokenId } = await c.stackWithToken('lander@example.com', 'main', 'bot');
     // Another account's token: never in this stack's panel.
-    const other = await new ConsoleClient(gw.console!.url).stackWithToken('other@example.com', 'theirs', 'x');
+    const otherClient = new ConsoleClient(gw.console!.url);
+    const other = { client: otherClient, ...(await otherClient.stackWithToken('other@example.com', 'theirs', 'x')) };
 
     gw.landing.add({
       nodes: { n0: counts(10, 6, 1, 1, { 1: 3, 2: 2, 9: 1 }), n1: counts(4, 4, 0, 0, { 0: 4 }) },
       tokens: { [tokenId]: counts(14, 10, 1, 1, { 0: 4, 1: 3, 2: 2, 9: 1 }), [other.tokenId]: counts(1, 0, 0, 1, {}) },
+      tokenNodes: {
+        [tokenId]: { n0: counts(10, 6, 1, 1, { 1: 3, 2: 2, 9: 1 }), n1: counts(4, 4, 0, 0, { 0: 4 }) },
+        [other.tokenId]: { n0: counts(1, 0, 0, 1, {}) },
+      },
     });
-    gw.landing.add({ nodes: { n0: counts(2, 0, 0, 0, {}) }, tokens: { [tokenId]: counts(2, 0, 0, 0, {}) } });
+    gw.landing.add({
+      nodes: { n0: counts(2, 0, 0, 0, {}) },
+      tokens: { [tokenId]: counts(2, 0, 0, 0, {}) },
+      tokenNodes: { [tokenId]: { n0: counts(2, 0, 0, 0, {}) } },
+    });
 
     t.equal((await admin('/admin/landing', null)).status, 401, 'the admin route needs the admin token');
     t.match((await admin('/admin/nope')).text, /GET \/admin\/landing/, 'the 404 names the route');
@@ -77,15 +87,28 @@ for (const plane of PLANES) {
     t.equal(panel.json.tokens.length, 1, "only the stack's own tokens");
     t.match(panel.json.tokens[0], { tokenId, label: 'bot', sent: 16, landed: 10, landedPct: 83.3, slotsToLand: { p50: 1, p90: 2 } });
     t.ok(panel.json.to - panel.json.from > 24 * 3_600_000 - 1 && panel.json.from % 3_600_000 === 0, 'the last 24 h, from the start of an hour');
-    const byNode = await c.get('/api/v1/landing/nodes');
-    t.equal(byNode.status, 200);
-    t.same(
-      byNode.json.nodes.map((n: { node: string; landedPct: number; slotsToLand: { p50: number } }) => [n.node, n.landedPct, n.slotsToLand.p50]),
-      [
-        ['n0', 75, 1],
-        ['n1', 100, 0],
-      ],
-    );
+    // Per node: this account's transactions only (the other's expired one on n0 is not in it).
+    for (const path of [`/api/v1/stacks/${stack}/landing/nodes`, '/api/v1/landing/nodes']) {
+      const byNode = await c.get(path);
+      t.equal(byNode.status, 200);
+      t.same(
+        byNode.json.nodes.map((n: { node: string; sent: number; landedPct: number; slotsToLand: { p50: number } }) => [
+          n.node,
+          n.sent,
+          n.landedPct,
+          n.slotsToLand.p50,
+        ]),
+        [
+          ['n0', 12, 75, 1],
+          ['n1', 4, 100, 0],
+        ],
+        path,
+      );
+    }
+    const theirs = await other.client.get('/api/v1/landing/nodes');
+    t.match(theirs.json.nodes, [{ node: 'n0', sent: 1, expired: 1, landed: 0 }], "the other account's own, on its node");
+    t.equal(theirs.json.nodes.length, 1);
+    t.equal((await c.get(`/api/v1/stacks/${other.stack}/landing/nodes`)).status, 404, "another account's stack");
     t.equal((await c.get(`/api/v1/stacks/${other.stack}/landing`)).status, 404, "another account's stack");
     const anonymous = new ConsoleClient(gw.console!.url);
     t.equal((await anonymous.get(`/api/v1/stacks/${stack}/landing`)).status, 401);
@@ -93,7 +116,8 @@ for (const plane of PLANES) {
     t.match((await c.get(`/stacks/${stack}`)).text, /id="landing-table"/, 'the overview carries the Transactions panel');
     t.match((await c.get(`/stacks/${stack}/nodes`)).text, /id="nodes-landing-table"/, 'the nodes page carries the landing table');
     const doc = await c.get('/api/v1/openapi.json');
-    t.ok(doc.json.paths['/api/v1/stacks/{id}/landing'] && doc.json.paths['/api/v1/landing/nodes'], 'both routes in the OpenAPI document');
+    for (const path of ['/api/v1/stacks/{id}/landing', '/api/v1/stacks/{id}/landing/nodes', '/api/v1/landing/nodes'])
+      t.ok(doc.json.paths[path], `${path} in the OpenAPI document`);
   });
 }
 

@@ -1,5 +1,6 @@
 // Elastic Nodes: the stack's endpoint URLs, RPC Analytics (window, token filter, per-method
-// table, time series) and transaction landing per node (docs/landing.md "Where they show").
+// table, time series) and the stack's transaction landing per node (docs/landing.md "Where
+// they show").
 
 import { $, api, copyText, el, formatCount, formatMs, formatPct, formatSlots, poll, stackPath } from './common.js';
 import { lineChart, setData } from './charts.js';
@@ -84,7 +85,7 @@ async function load() {
     a.series.map((p) => p.calls),
     a.series.map((p) => p.errors),
   );
-  const l = await api('GET', '/landing/nodes');
+  const l = await api('GET', `${stackPath}/landing/nodes`);
   const nodes = l.nodes.map((n) =>
     el(
       'tr',

@@ -1,12 +1,12 @@
-// Transaction landing rows (docs/landing.md "Several instances"): per hour and per token or
-// node, counters in landing_hour and the slots-to-land histogram as (bucket, count) rows in
+// Transaction landing rows (docs/landing.md "Several instances"): per hour and per token, node,
+// or token on a node, counters in landing_hour and the slots-to-land histogram as (bucket, count) rows in
 // landing_slots_hour. Every write adds into what is there (`x = x + excluded.x` on conflict),
 // so instances flushing into one database add up and none overwrites another. Rows are written
 // in one key order, so two writers lock them in the same order (see sql/retry.ts for the rest).
 
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { LandingAmounts, LandingRow, LandingTotals } from '../types.js';
+import { tokenNodeKey, type LandingAmounts, type LandingRow, type LandingTotals, type TokenNodeLandingTotals } from '../types.js';
 import type { Db } from './db.js';
 import { retryConflicts } from './retry.js';
 import { DAY_MS, floorTo, HOUR_MS } from './usage-spans.js';
@@ -132,6 +132,27 @@ export async function landingTotals(db: Db, kind: LandingRow['kind'], keys: read
     }
   }
   return [...out.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * Landing of `tokenIds` per node, from the start of `sinceMs`'s hour on. The rows are found by
+ * their exact keys, every token with every node that had landing in the range (the `node` rows
+ * of the same flushes), so the read uses the primary key and never sees another token's rows.
+ */
+export async function landingByTokenNode(db: Db, tokenIds: readonly string[], sinceMs: number): Promise<TokenNodeLandingTotals[]> {
+  if (tokenIds.length === 0) return [];
+  const nodes = await db
+    .selectFrom('landing_hour')
+    .select('key')
+    .distinct()
+    .where('kind', '=', 'node')
+    .where('start_ms', '>=', floorTo(sinceMs, HOUR_MS))
+    .execute();
+  const pairs = new Map<string, { tokenId: string; node: string }>();
+  for (const tokenId of tokenIds) for (const { key: node } of nodes) pairs.set(tokenNodeKey(tokenId, node), { tokenId, node });
+  const totals = await landingTotals(db, 'token-node', [...pairs.keys()], sinceMs);
+  const out = totals.map(({ key, ...amounts }) => ({ ...pairs.get(key)!, ...amounts }));
+  return out.sort((a, b) => (a.tokenId < b.tokenId ? -1 : a.tokenId > b.tokenId ? 1 : a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
 }
 
 /** Deletes the hours that end before `retentionDays` ago. */

@@ -8,7 +8,7 @@ import { emptyCounts, type LandingCounts, type LandingDelta } from '../../../src
 import { LandingFigures, OTHER_KEY } from '../../../src/landing/figures.js';
 import { startLandingFlush } from '../../../src/landing/flush.js';
 import { silentLogger } from '../../../src/log.js';
-import type { LandingRow } from '../../../src/store/types.js';
+import { tokenNodeKey, type LandingRow } from '../../../src/store/types.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2025, 0, 10, 12, 30);
@@ -48,6 +48,32 @@ t.test('deltas add into totals per node and per token, and into rows per hour', 
   t.equal(f.nodes().get('n0')!.sent, 5, 'totals stay after a drain');
 });
 
+t.test('per token and node: store rows only, keyed by both', async (t) => {
+  const f = new LandingFigures({ now: () => T0 });
+  f.add({
+    nodes: { n0: counts(3, 2), n1: counts(1, 1) },
+    tokens: { tokA: counts(3, 2), tokB: counts(1, 1) },
+    tokenNodes: { tokA: { n0: counts(3, 2) }, tokB: { n1: counts(1, 1) } },
+  });
+  f.add({ nodes: { n0: counts(1, 0) }, tokens: { tokA: counts(1, 0) }, tokenNodes: { tokA: { n0: counts(1, 0) } } });
+  t.same([...f.nodes().keys()].sort(), ['n0', 'n1'], 'the node totals are per node alone');
+  const pairs = f
+    .drain()
+    .filter((r) => r.kind === 'token-node')
+    .map((r) => [r.key, r.sent, r.landed])
+    .sort();
+  t.same(
+    pairs,
+    [
+      [tokenNodeKey('tokA', 'n0'), 4, 2],
+      [tokenNodeKey('tokB', 'n1'), 1, 1],
+    ],
+    'one row per token, node and hour',
+  );
+  f.add({ nodes: {}, tokens: {}, tokenNodes: { tokA: null, tokB: { n0: { sent: -1 } } } as never });
+  t.same(f.drain(), [], 'malformed pairs are skipped');
+});
+
 t.test('a delta does not share its arrays with the figures', async (t) => {
   const f = new LandingFigures();
   const d: LandingDelta = { nodes: { n0: counts(1, 1) }, tokens: {} };
@@ -68,7 +94,7 @@ t.test('keys beyond the cap count under (other); the pending rows are capped too
   let sum = 0;
   for (const c of f.tokens().values()) sum += c.sent;
   t.equal(sum, 10, 'nothing lost');
-  t.ok(f.pendingRows <= 2 * 3 + 1, `pending rows bounded (${f.pendingRows})`);
+  t.ok(f.pendingRows <= 3 * 3 + 1, `pending rows bounded (${f.pendingRows})`);
   t.equal(
     f.drain().reduce((n, r) => n + r.sent, 0),
     10,

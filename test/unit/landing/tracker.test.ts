@@ -42,6 +42,8 @@ t.test('200,000 sends: at most maxTracked held, the rest counted as untracked', 
   t.equal(d.tokens['tok']!.untracked, 199_000, 'the oldest dropped, counted as untracked');
   t.equal(d.nodes['a']!.sent, 200_000, 'node a took every send');
   t.equal(d.nodes['b']!.sent, 100_000, 'node b took the broadcast copies');
+  t.equal(d.tokenNodes!['tok']!['a']!.sent, 200_000, "per token and node: the token's sends to a");
+  t.equal(d.tokenNodes!['tok']!['b']!.untracked, 99_500, "per token and node: the token's untracked on b");
   t.ok(process.memoryUsage().heapUsed - heapBefore < 64 * 1024 * 1024, 'heap growth bounded');
   t.equal(tracker.tally.drain(), null, 'drained: nothing until something happens');
 });
@@ -60,6 +62,7 @@ t.test('maxTracked 0 tracks nothing; the same signature sent again is one transa
   const d = on.tally.drain()!;
   t.equal(d.tokens['tok']!.sent, 1);
   t.equal(d.nodes['a']!.sent + d.nodes['b']!.sent, 2);
+  t.same(Object.keys(d.tokenNodes!['tok']!).sort(), ['a', 'b'], "the token's transaction on each node it went to");
 });
 
 t.test('signatureOf reads the result string, nothing else', async (t) => {

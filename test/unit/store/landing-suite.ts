@@ -1,14 +1,14 @@
 // The store's landing tables (docs/landing.md "Several instances") against a reference summed
 // in memory: rows per hour, token and node added through addLanding (keys repeated within and
 // across calls, an hour before the window, slots in many buckets), then landingByToken and
-// landingByNode from a time inside an hour, two writers on one database adding at once, and
-// retention. Run for SQLite by landing.test.ts and for PostgreSQL by landing-postgres.test.ts.
+// landingByNode from a time inside an hour, landingByTokenNode (only the named tokens' rows, by
+// exact key), two writers on one database adding at once, and retention. Run for SQLite by landing.test.ts and for PostgreSQL by landing-postgres.test.ts.
 
 import t from 'tap';
 import { emptyCounts, SLOT_BUCKETS } from '../../../src/landing/counts.js';
 import { openStore } from '../../../src/store/open.js';
 import { LANDING_SLOT_BUCKETS } from '../../../src/store/sql/landing.js';
-import type { LandingRow, LandingTotals } from '../../../src/store/types.js';
+import { tokenNodeKey, type LandingRow, type LandingTotals, type TokenNodeLandingTotals } from '../../../src/store/types.js';
 import { rng } from '../../../src/tools/rng.js';
 import type { StoreBackend } from './backends.js';
 
@@ -76,6 +76,34 @@ export function landingTests(backend: StoreBackend): void {
     }
     t.same(await s.landingByToken([], NOW - DAY), [], 'no tokens, nothing');
     await s.addLanding([]);
+  });
+
+  t.test(`${backend.name}: per token and node, only the tokens asked for`, { skip: backend.skip }, async (t) => {
+    const s = await backend.open(t);
+    const next = rng(23);
+    // As the landing flush writes them: a token's row on a node beside the node's own row.
+    // "tokA" is a prefix of "tokAB": exact keys, never a prefix match.
+    const tokens = ['tokA', 'tokAB', 'tokB'];
+    const rows: LandingRow[] = [];
+    for (const r of randomRows(next, 120, NOW - 2 * DAY)) {
+      const token = tokens[Math.floor(next() * tokens.length)]!;
+      const node = KEYS.node[Math.floor(next() * KEYS.node.length)]!;
+      rows.push({ ...r, kind: 'node', key: node }, { ...r, kind: 'token-node', key: tokenNodeKey(token, node) });
+    }
+    await s.addLanding(rows);
+    const want = (ids: string[], since: number): TokenNodeLandingTotals[] =>
+      reference(rows, 'token-node', null, since)
+        .map(({ key, ...amounts }) => ({ tokenId: key.split('/')[0]!, node: key.split('/')[1]!, ...amounts }))
+        .filter((p) => ids.includes(p.tokenId));
+    for (const since of [NOW - DAY, NOW - 2 * DAY - 1, NOW + HOUR]) {
+      t.same(
+        await s.landingByTokenNode(['tokA', 'tokB', 'nope'], since),
+        want(['tokA', 'tokB'], since),
+        `tokA and tokB since ${new Date(since).toISOString()}`,
+      );
+      t.same(await s.landingByTokenNode(['tokAB'], since), want(['tokAB'], since), 'tokAB alone');
+    }
+    t.same(await s.landingByTokenNode([], NOW - DAY), [], 'no tokens, nothing');
   });
 
   t.test(`${backend.name}: two writers on one database add up`, { skip: backend.skip }, async (t) => {
