@@ -27,7 +27,7 @@ export function runCli(args: string[], opts: { cwd?: string; env?: NodeJS.Proces
     child,
     out: () => out,
     exited,
-    waitFor(re, timeoutMs = 10_000) {
+    waitFor(re, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re} in:\n${out}`)), timeoutMs);
         const check = (): void => {
