@@ -37,7 +37,8 @@ export interface TokenEntry {
 export type NodeHealth = NodeHealthUpdate;
 
 export type ToWorker =
-  | { type: 'tokens'; entries: TokenEntry[] }
+  /** The whole table; `gen` numbers the snapshots, and the worker answers `tokensApplied` with it. */
+  | { type: 'tokens'; entries: TokenEntry[]; gen: number }
   | { type: 'health'; nodes: NodeHealth[] }
   /** `certificates`: changed certificate files to serve new connections with, else null. */
   | { type: 'config'; config: Config; limits: LimitBuffers; certificates: TlsConfig | null; seq: number }
@@ -98,6 +99,8 @@ export type FromWorker =
   | { type: 'failed'; index: number; message: string }
   | WorkerReport
   | { type: 'drained'; index: number }
+  /** Token snapshot `gen` is the table requests are served from here from now on. */
+  | { type: 'tokensApplied'; index: number; gen: number }
   /** The config of reload `seq` is applied here. */
   | { type: 'configured'; index: number; seq: number }
   /** With `redis.url`: what this worker's limiter took since its last such message (every `redis.syncMs`). */

@@ -64,8 +64,14 @@ export interface ControlView {
   scheme: 'http' | 'https';
   /** New connections get the certificate in these files (a reload found them changed). */
   replaceCertificate(files: TlsConfig): void;
-  /** A reload was applied to the control plane: resolves once the data plane follows. */
+  /** A reload was applied to the control plane: resolves once the data plane follows (its config tokens included). */
   reloaded(config: Config): Promise<void>;
+  /**
+   * Resolves once every data plane serves from the token table as it is now: at once inline
+   * (it reads that table), with workers once each confirmed the snapshot (bounded wait, see
+   * token-acks.ts TOKENS_APPLIED_WAIT_MS). Never awaited on a request's path.
+   */
+  tokensApplied(): Promise<void>;
   /** Stops accepting and waits for in-flight requests (up to graceMs), with their usage counted. */
   drain(graceMs: number): Promise<void>;
   /**
@@ -151,6 +157,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     scheme: plane.listener.scheme,
     replaceCertificate: (files) => plane.listener.replaceCertificate(files),
     reloaded: () => Promise.resolve(),
+    tokensApplied: () => Promise.resolve(),
     drain: (graceMs) => plane.drain(graceMs, log),
     closeAfterAnswers: () => {
       state.draining = true;
@@ -234,8 +241,10 @@ export async function workerPlanes(
     reloaded: (next) => {
       const swap = certificates;
       certificates = null;
-      return workers.reconfigure(next, limits, swap);
+      // The reload changed the control plane's table (config tokens): that snapshot is awaited too.
+      return Promise.all([workers.reconfigure(next, limits, swap), workers.tokensApplied()]).then(() => {});
     },
+    tokensApplied: () => workers.tokensApplied(),
     tallyInto: (tally) => {
       workers.tally = tally;
     },

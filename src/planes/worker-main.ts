@@ -153,6 +153,8 @@ async function main(): Promise<void> {
     switch (m.type) {
       case 'tokens':
         tokens.replaceAll(m.entries.map((e) => ({ hash: Buffer.from(e.hash, 'base64'), record: e.record })));
+        // What a console write waits for before it answers (read your writes).
+        send({ type: 'tokensApplied', index: init.index, gen: m.gen });
         return;
       case 'health':
         plane.pool.applyHealth(m.nodes);

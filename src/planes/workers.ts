@@ -1,5 +1,6 @@
 // The control plane's side of the data-plane workers (README "Architecture"): starts them on the
-// shared port, sends what changed (tokens, node health, operator changes, config), and folds
+// shared port, sends what changed (tokens, node health, operator changes, config; a token
+// change or a reload is acknowledged once every worker says it applied it), and folds
 // their once-a-second reports into the one view the admin API, /metrics and the usage store
 // read: usage into the control plane's meter, landing counts into its figures, request
 // counters into the exporter, per-node attempts, failures and latency into the control plane's
@@ -18,6 +19,7 @@ import type { ConsumptionTally } from '../limits/consumption-tally.js';
 import type { NodePool } from '../upstream/pool.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { FromWorker, NodeHealth, ToWorker, WorkerInit, WorkerReport } from './messages.js';
+import { TokenAcks } from './token-acks.js';
 
 const ENTRY = new URL('./worker-main.js', import.meta.url);
 
@@ -68,13 +70,16 @@ export class DataPlaneWorkers {
   port = 0;
   wsPort = 0;
   private tokensQueued = false;
+  private readonly tokenAcks: TokenAcks;
   /** With `redis.url`: where the workers' consumption goes for the sync with Redis (src/shared/). */
   tally: ConsumptionTally | null = null;
 
   constructor(
     private readonly config: Config,
     private readonly parts: WorkerParts,
-  ) {}
+  ) {
+    this.tokenAcks = new TokenAcks(parts.log);
+  }
 
   /** Starts `count` workers on the configured ports (`port` 0: on a free port found here). */
   async start(count: number): Promise<void> {
@@ -105,12 +110,14 @@ export class DataPlaneWorkers {
       exited: false,
     };
     this.slots[index] = slot;
+    this.tokenAcks.join(index);
     return new Promise((resolve, reject) => {
       worker.on('message', (m: FromWorker) => {
         if (m.type === 'listening') resolve({ port: m.port, wsPort: m.wsPort });
         else if (m.type === 'failed') reject(new Error(m.message));
         else if (m.type === 'report') this.fold(slot, m);
         else if (m.type === 'drained') slot.drained?.();
+        else if (m.type === 'tokensApplied') this.tokenAcks.ack(index, m.gen);
         else if (m.type === 'configured' && slot.configured?.seq === m.seq) slot.configured.done();
         else if (m.type === 'consumed') this.tally?.merge(m.consumed);
       });
@@ -122,6 +129,7 @@ export class DataPlaneWorkers {
         slot.exited = true;
         slot.drained?.();
         slot.configured?.done();
+        this.tokenAcks.gone(index);
         if (code !== 0) this.parts.log.error({ worker: index, code }, 'data-plane worker exited');
         reject(new Error(`data-plane worker ${index} exited with code ${code} before listening`));
       });
@@ -154,9 +162,24 @@ export class DataPlaneWorkers {
     if (this.tokensQueued) return;
     this.tokensQueued = true;
     setImmediate(() => {
-      this.tokensQueued = false;
-      this.broadcast({ type: 'tokens', entries: this.parts.tokens.entries() });
+      if (this.tokensQueued) this.sendTokens();
     });
+  }
+
+  private sendTokens(): void {
+    this.tokensQueued = false;
+    this.broadcast({ type: 'tokens', entries: this.parts.tokens.entries(), gen: this.tokenAcks.next() });
+  }
+
+  /**
+   * Resolves once every worker serves requests from the control plane's token table as it is
+   * now (read your writes), or after a bounded wait that logs the workers that did not answer
+   * (token-acks.ts).
+   */
+  tokensApplied(): Promise<void> {
+    // A snapshot still queued for the next turn of the loop goes now: the caller waits for it.
+    if (this.tokensQueued) this.sendTokens();
+    return this.tokenAcks.wait();
   }
 
   private fold(slot: Slot, r: WorkerReport): void {
