@@ -19,7 +19,10 @@ export interface TokenSyncOptions {
 }
 
 export interface TokenSync {
-  /** Reloads now if the version moved (or on the first call); the table is current when it resolves. */
+  /**
+   * Reloads now if the version moved (or on the first call); the table is current when it
+   * resolves. A console write waits for this, then for the data planes (read your writes).
+   */
   syncNow(): Promise<void>;
   /** Someone says tokens changed (a store notification, another instance through Redis): one sync soon, however many say so. */
   changed(): void;

@@ -1,7 +1,8 @@
 // The account console (docs/accounts.md "Accounts, tokens and the console"): a fastify app with the JSON account API under /api/v1
 // (OpenAPI document at /api/v1/openapi.json) and the pages that use it. It never touches the
 // gateway's hot path: it writes to the store and calls `onTokensChanged` so the gateway
-// resyncs its token table at once. listener.ts listens and builds it on the first request.
+// resyncs its token table at once, and answers that write only once the gateway applied it.
+// listener.ts listens and builds it on the first request.
 
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -26,6 +27,13 @@ import { ClientIpResolver } from '../gateway/client-ip.js';
 import { DEFAULT_LOGIN_LIMITS, LoginThrottle, RegisterThrottle } from './throttle.js';
 import { messagePage } from './views.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** How many token changes had been made when this request came in (the read-your-writes hook). */
+    tokenChangesSeen: number;
+  }
+}
+
 const API = '/api/v1';
 const BODY_LIMIT = 64 * 1024;
 const CSP =
@@ -44,6 +52,10 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
     ajv: { customOptions: { coerceTypes: false } },
   });
   const sessions = new Sessions(opts.store, opts.secureCookies ?? false);
+  // Token changes so far, and the gateway applying the latest: every sync reads the store after
+  // the writes before it, so waiting for the latest covers a request's own change.
+  let changes = 0;
+  let applied: Promise<unknown> = Promise.resolve();
   const proxies = new ClientIpResolver(opts.trustedProxies ?? []);
   const ctx: ConsoleContext = {
     store: opts.store,
@@ -57,8 +69,9 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
     registration: opts.registration,
     endpoints: opts.endpoints,
     tokensChanged() {
+      changes++;
       try {
-        opts.onTokensChanged?.();
+        applied = Promise.resolve(opts.onTokensChanged?.()).catch((err: unknown) => log.error({ err }, 'applying a token change failed'));
       } catch (err) {
         log.error({ err }, 'onTokensChanged failed');
       }
@@ -70,6 +83,16 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
   ctx.dummyHash.catch((err: unknown) => log.error({ err }, 'could not prepare the dummy password hash'));
 
   app.decorateRequest('auth', null);
+  app.decorateRequest('tokenChangesSeen', 0);
+  // Read your writes: a request that changed tokens or stacks is answered once the change is in
+  // effect (the routes only call tokensChanged()). A write that overlapped another's change
+  // waits for that one too (bounded); reads never change tokens and never wait.
+  app.addHook('onRequest', async (req) => {
+    req.tokenChangesSeen = changes;
+  });
+  app.addHook('onSend', async (req) => {
+    if (req.tokenChangesSeen !== changes && req.method !== 'GET' && req.method !== 'HEAD') await applied;
+  });
   await app.register(fastifyCookie);
   await app.register(fastifySwagger, {
     openapi: {

@@ -22,8 +22,12 @@ export interface ConsoleOptions {
   registration: 'open' | 'closed';
   /** Gateway base URLs the pages show, e.g. http://127.0.0.1:8899 and ws://127.0.0.1:8900. */
   endpoints: Endpoints;
-  /** Called after any token or stack write so the gateway syncs at once. */
-  onTokensChanged?: () => void;
+  /**
+   * Called after any token or stack write so the gateway syncs at once. A promise it returns
+   * holds that request's answer until it settles: the gateway's settles once the change is in
+   * effect on this instance (docs/accounts.md "When a change takes effect").
+   */
+  onTokensChanged?: () => unknown;
   log: Logger;
   /** Mark the session cookie Secure (set it when the console is served over HTTPS). Default false. */
   secureCookies?: boolean;
@@ -44,7 +48,7 @@ export interface ConsoleContext {
   clientIp(req: FastifyRequest): string;
   registration: 'open' | 'closed';
   endpoints: Endpoints;
-  /** Called after every token or stack write so the gateway syncs at once. */
+  /** Called after every token or stack write so the gateway syncs at once; the answer waits for it (app.ts). */
   tokensChanged(): void;
   /** A hash checked against when the email is unknown, so both failures cost one scrypt. */
   dummyHash: Promise<string>;

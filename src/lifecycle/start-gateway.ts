@@ -88,6 +88,12 @@ export interface Gateway {
   readonly admin: AdminServer | null;
   /** The Yellowstone gRPC listener (docs/grpc.md); null when `grpc.port` is 0. */
   readonly grpc: GrpcListener | null;
+  /**
+   * Reads the store's tokens now and resolves once every data plane serves from them: for a
+   * process that writes the store itself and must not call before the change applies (the
+   * console does this after each of its writes; docs/accounts.md "When a change takes effect").
+   */
+  syncTokens(): Promise<void>;
   /** Re-reads the config file and applies it (SIGHUP, POST /admin/reload); rejects with ReloadError. */
   reload(): Promise<ReloadSummary>;
   /** The config in effect: the start's, or the last reload's. */
@@ -174,6 +180,11 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       : await workerPlanes(config, tokens, log, stops, workerCount, startAccountsInto);
   const accounts = holder.accounts;
   const { pool, hub, metrics, port, wsPort } = plane;
+  // Read your writes: the table as the store has it now, on the control plane, then in every data plane.
+  const syncTokens = async (): Promise<void> => {
+    await accounts?.sync.syncNow();
+    await plane.tokensApplied();
+  };
   metrics.watchWs(() => plane.ws());
   metrics.watchFresh(() => pool.fresh);
   metrics.watchLanding(() => plane.landing.nodes());
@@ -278,9 +289,10 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
         registration: config.console.registration,
         trustedProxies: config.trustedProxies,
         endpoints: { http: url, ws: wsUrl },
+        // The console's answer waits for this: the change is in effect here once it is given.
         onTokensChanged: () => {
-          void accounts.sync.syncNow();
           shared?.tokens.publish();
+          return syncTokens();
         },
         log,
       },
@@ -325,6 +337,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       plane.closeAfterAnswers();
     },
     reload,
+    syncTokens,
     async drain(graceMs = config.limits.upstreamTimeoutMs) {
       await plane.drain(graceMs);
       await shutdown();
