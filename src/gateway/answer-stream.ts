@@ -53,12 +53,17 @@ export class AnswerStream implements BodyStream {
       this.pending = Buffer.concat([this.pending, chunk]);
       return false;
     }
+    this.offerCorked(chunk);
+    return this.open;
+  }
+
+  /** offerNow inside cork (uWS batches a corked write into one send). */
+  private offerCorked(chunk: Uint8Array): void {
     offer.to = this;
     offer.chunk = chunk;
     this.res.cork(offerInCork);
     offer.to = null;
     offer.chunk = null;
-    return this.open;
   }
 
   /** Inside cork: hands `chunk` to the client; what it does not take is kept (a copy). */
@@ -93,11 +98,7 @@ export class AnswerStream implements BodyStream {
       const rest = p.subarray(offset - this.pendingAt);
       this.pending = null;
       if (rest.length > 0) {
-        offer.to = this;
-        offer.chunk = rest;
-        this.res.cork(offerInCork);
-        offer.to = null;
-        offer.chunk = null;
+        this.offerCorked(rest);
         if (this.finished) return true;
         if (this.pending !== null) return false;
       }

@@ -295,7 +295,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     this.finished = true;
     this.nodesTried = call.nodesTried;
     this.answerError = 0;
-    const stream = this.responder.stream(statusLine(status), call.node!.id, this.nodesTried, length, source, this) as AnswerStream;
+    const stream = this.responder.stream(statusLine(status), call.node!.id, this.nodesTried, length, source, this);
     this.stream = stream;
     this.services.metrics.request(call.method, false, statusLine(status), call.node!.id, performance.now() - this.startedAt);
     return stream;

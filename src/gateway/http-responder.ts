@@ -24,6 +24,18 @@ const OK_BYTES = Buffer.from(OK);
 /** The answer `writeAnswer` writes: uWS runs it synchronously inside cork, so no closure per response. */
 const toWrite = { to: null as HttpResponder | null, status: '', body: EMPTY as string | Buffer, nodeIds: '', close: false, retryAfter: '', tried: '' };
 
+/** The header lines of an answer that is not the common one: content type, CORS, node ids. */
+function writeHeaderLines(res: HttpResponse, rt: Settings, cors: string, json: boolean, nodeIds: string, tried: string): void {
+  if (json) res.writeHeader(H_CONTENT_TYPE, V_JSON);
+  if (cors !== '') {
+    res.writeHeader('access-control-allow-origin', cors);
+    res.writeHeader('access-control-expose-headers', rt.names.node + ', ' + rt.names.nodesTried);
+    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
+  }
+  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
+  if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
+}
+
 /** Status and headers of an answer whose body follows (AnswerStream): the same lines as writeAnswer's. */
 function writeHead(): void {
   const { to, status, nodeIds, tried } = toWrite;
@@ -31,16 +43,8 @@ function writeHead(): void {
   const rt = to!.settings;
   const cors = to!.corsOrigin;
   res.writeStatus(status === OK ? OK_BYTES : status);
-  if (rt.corsAny ? cors !== '' : cors === '') {
-    res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds, tried));
-    return;
-  }
-  res.writeHeader(H_CONTENT_TYPE, V_JSON);
-  res.writeHeader('access-control-allow-origin', cors);
-  res.writeHeader('access-control-expose-headers', rt.names.node + ', ' + rt.names.nodesTried);
-  if (!rt.corsAny) res.writeHeader('vary', 'Origin');
-  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
-  if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
+  if (rt.corsAny ? cors !== '' : cors === '') res.writeHeader(H_CONTENT_TYPE, rt.heads.get(nodeIds, tried));
+  else writeHeaderLines(res, rt, cors, true, nodeIds, tried);
 }
 
 function writeAnswer(): void {
@@ -56,14 +60,7 @@ function writeAnswer(): void {
     res.end(body, close || draining);
     return;
   }
-  if (body.length > 0) res.writeHeader(H_CONTENT_TYPE, V_JSON);
-  if (cors !== '') {
-    res.writeHeader('access-control-allow-origin', cors);
-    res.writeHeader('access-control-expose-headers', rt.names.node + ', ' + rt.names.nodesTried);
-    if (!rt.corsAny) res.writeHeader('vary', 'Origin');
-  }
-  if (nodeIds !== '' && rt.exposeNode) res.writeHeader(rt.keys.node, nodeIds);
-  if (tried !== '' && rt.exposeNode) res.writeHeader(rt.keys.nodesTried, tried);
+  writeHeaderLines(res, rt, cors, body.length > 0, nodeIds, tried);
   if (retryAfter !== '') res.writeHeader('retry-after', retryAfter);
   res.end(body, close || draining);
 }
@@ -135,34 +132,31 @@ export class HttpResponder implements Responder {
   }
 
   answer(status: string, body: string | Buffer, nodeIds: string, close: boolean, retryAfter: string, tried = ''): void {
-    this.answered = true;
-    toWrite.to = this;
-    toWrite.status = status;
     toWrite.body = body;
-    toWrite.nodeIds = nodeIds;
     toWrite.close = close;
     toWrite.retryAfter = retryAfter;
-    toWrite.tried = tried;
-    this.res.cork(writeAnswer);
-    toWrite.to = null;
+    this.write(writeAnswer, status, nodeIds, tried);
     toWrite.body = EMPTY;
-    toWrite.tried = '';
-    this.releaseBody();
   }
 
   readonly streams = true;
 
   stream(status: string, nodeIds: string, tried: string, length: number, source: StreamSource, owner: StreamOwner): AnswerStream {
+    this.write(writeHead, status, nodeIds, tried);
+    return new AnswerStream(this.res, length, source, owner);
+  }
+
+  /** Runs `writer` in cork over `toWrite` (no closure per response), then lets the request body go. */
+  private write(writer: () => void, status: string, nodeIds: string, tried: string): void {
     this.answered = true;
     toWrite.to = this;
     toWrite.status = status;
     toWrite.nodeIds = nodeIds;
     toWrite.tried = tried;
-    this.res.cork(writeHead);
+    this.res.cork(writer);
     toWrite.to = null;
     toWrite.tried = '';
     this.releaseBody();
-    return new AnswerStream(this.res, length, source, owner);
   }
 
   /** Every call of the request has ended by now (an answer never comes before them). */

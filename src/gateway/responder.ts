@@ -2,8 +2,8 @@
 // transports; only this differs: an HTTP response (http-responder.ts) or a client's
 // WebSocket (ws-responder.ts).
 
-import type { BodyStream, StreamSource } from '../upstream/transport.js';
-import type { StreamOwner } from './answer-stream.js';
+import type { StreamSource } from '../upstream/transport.js';
+import type { AnswerStream, StreamOwner } from './answer-stream.js';
 
 export interface Responder {
   /**
@@ -19,7 +19,7 @@ export interface Responder {
    * Sends status and headers of an answer whose body follows as it arrives (`length` -1:
    * unknown); the same rules as answer() otherwise. Only when `streams`.
    */
-  stream(status: string, nodeIds: string, tried: string, length: number, source: StreamSource, owner: StreamOwner): BodyStream;
+  stream(status: string, nodeIds: string, tried: string, length: number, source: StreamSource, owner: StreamOwner): AnswerStream;
   /** The client's IP, trusted proxies considered (docs/routing.md "Affinity and rate limits"). */
   clientIp(): string;
 }
