@@ -166,7 +166,8 @@ t.test('a source that stalls (streams open, nothing sent): nothing missing; it i
 });
 
 t.test('a client that does not read is closed with RESOURCE_EXHAUSTED while ten others keep up', async (t) => {
-  const h = await harness(t, { accountsPerSlot: 64, accountPool: 64 }, { maxQueuedMessages: 64, maxStreamsPerToken: 20 });
+  // Ten slots' worth: a client that reads may still have one slot's burst of 64 in flight.
+  const h = await harness(t, { accountsPerSlot: 64, accountPool: 64 }, { maxQueuedMessages: 640, maxStreamsPerToken: 20 });
   const others = await Promise.all(Array.from({ length: 10 }, () => subscribe(h.url, TOKEN, EVERYTHING)));
   t.teardown(() => others.forEach((s) => s.close()));
   // The stalled one: a plain grpc-js client whose stream is paused, so HTTP/2 flow control

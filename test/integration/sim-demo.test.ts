@@ -58,7 +58,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const [, token] = await p.waitFor(/RPC endpoint: +\S+\/api-token\/(\S+)/);
     const [, grpcUrl, note] = await p.waitFor(/gRPC endpoint: +(http:\/\/127\.0\.0\.1:\d+) +\((.*)\)\n/);
     t.notMatch(note, /was taken/, '--port 0: a free port, not a fixed one that was busy');
-    t.match(p.out(), new RegExp(`"port":${new URL(grpcUrl!).port},"sources":\\["sim-fast","sim-slow"\\],"msg":"grpc listening"`), 'the port the listener took');
+    // The log line may come after the banner (the logger writes asynchronously).
+    await p.waitFor(new RegExp(`"port":${new URL(grpcUrl!).port},"sources":\\["sim-fast","sim-slow"\\],"msg":"grpc listening"`));
+    t.pass('the port the listener took');
 
     // The banner prints the snippet for this endpoint and token, indented; run as printed, it streams slots.
     const [, printed] = await p.waitFor(/official client.*\n((?: {2}.*\n)+?) {2}"\n/);
