@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['usage', 'limits'],
   ['shared'],
   ['upstream'],
-  ['landing'],
+  ['landing', 'cache'],
   ['gateway', 'grpc'],
   ['accounts'],
   ['console', 'admin'],
