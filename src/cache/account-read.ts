@@ -77,7 +77,7 @@ function isU64(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** Whether the id is one Agave takes (a u64, a string, null); `raw` gives its digits. */
+/** Whether the id is one jsonrpc-core takes: a u64, a string, null. */
 function idOk(id: unknown, body: Buffer): boolean {
   if (id === null) return true;
   if (typeof id === 'string') return !/\p{Cs}/u.test(id); // serde_json refuses a lone surrogate
@@ -132,7 +132,8 @@ export function readAccountRequest(body: Buffer, method: string): AccountRead | 
     method: m,
     keys,
     commitment: FINALIZED,
-    encoding: m === GET_MULTIPLE_ACCOUNTS ? 'base64' : m === GET_BALANCE ? 'base64' : 'binary',
+    // Agave: getAccountInfo falls back to binary, getMultipleAccounts to base64.
+    encoding: m === GET_ACCOUNT_INFO ? 'binary' : 'base64',
     sliceOffset: 0,
     sliceLength: -1,
     minContextSlot: -1,
