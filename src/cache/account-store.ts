@@ -43,6 +43,8 @@ interface Entry {
   slots: number[];
   wvs: number[];
   states: AccountState[];
+  /** How many of the versions are anchors. */
+  anchors: number;
   bytes: number;
 }
 
@@ -60,6 +62,8 @@ export class AccountStore {
   /** Slot above the root → keys with a version there, for a dead slot, a pruned fork or a root advance. Stale keys are tolerated. */
   private readonly bySlot = new Map<number, Set<string>>();
   private total = 0;
+  /** Held keys whose every anchor went with a fork (dead, pruned, or not placeable at a root) since the last takeUnanchored(). */
+  private readonly unanchored = new Set<string>();
   /** The state of the last hit of read(). */
   lastState: AccountState = null;
 
@@ -107,7 +111,7 @@ export class AccountStore {
     const e = this.entries.get(key);
     if (e === undefined) {
       const bytes = KEY_OVERHEAD_BYTES + 2 * key.length;
-      this.entries.set(key, { coveredFrom, slots: [], wvs: [], states: [], bytes });
+      this.entries.set(key, { coveredFrom, slots: [], wvs: [], states: [], anchors: 0, bytes });
       this.total += bytes;
     } else if (e.coveredFrom < 0) e.coveredFrom = coveredFrom;
   }
@@ -117,17 +121,30 @@ export class AccountStore {
     if (e === undefined) return;
     this.total -= e.bytes;
     this.entries.delete(key);
+    this.unanchored.delete(key);
   }
 
   /** A gap in the key's stream: everything kept goes, and anchors wait for a new track. */
   unhold(key: string): void {
     const e = this.entries.get(key);
     if (e !== undefined) this.clear(e);
+    this.unanchored.delete(key);
   }
 
   unholdAll(): void {
     for (const e of this.entries.values()) this.clear(e);
     this.bySlot.clear();
+    this.unanchored.clear();
+  }
+
+  /**
+   * The held keys that lost their last anchor since the last call: it was on a fork that died or
+   * lost (a node answered from a minority fork), so the key misses until the caller anchors it again.
+   */
+  takeUnanchored(): string[] {
+    const keys = [...this.unanchored];
+    this.unanchored.clear();
+    return keys;
   }
 
   private clear(e: Entry): void {
@@ -156,6 +173,7 @@ export class AccountStore {
       this.cut(e, 0, n);
     }
     this.insert(e, key, slot, ANCHOR, state);
+    this.unanchored.delete(key);
     return true;
   }
 
@@ -169,7 +187,10 @@ export class AccountStore {
       this.bySlot.delete(s);
       for (const k of keys) {
         const e = this.entries.get(k);
-        if (e !== undefined) this.dropSlot(e, s);
+        if (e === undefined) continue;
+        const had = e.anchors;
+        this.dropSlot(e, s);
+        this.noteLoss(k, e, had);
       }
     }
   }
@@ -230,6 +251,7 @@ export class AccountStore {
       this.total += bytes - old;
       return;
     }
+    if (wv === ANCHOR) e.anchors++;
     if (i === slots.length) {
       slots.push(slot);
       wvs.push(wv);
@@ -252,7 +274,10 @@ export class AccountStore {
   private cut(e: Entry, from: number, to: number): void {
     if (to <= from) return;
     let freed = 0;
-    for (let i = from; i < to; i++) freed += stateBytes(e.states[i]!);
+    for (let i = from; i < to; i++) {
+      freed += stateBytes(e.states[i]!);
+      if (e.wvs[i] === ANCHOR) e.anchors--;
+    }
     e.slots.splice(from, to - from);
     e.wvs.splice(from, to - from);
     e.states.splice(from, to - from);
@@ -272,19 +297,23 @@ export class AccountStore {
   private collapse(root: number): void {
     if (!this.tree.lastAdvanceLinked) {
       // A link missing between the roots: even a version below the previous root is in question.
-      for (const e of this.entries.values()) this.collapseKey(e, root);
+      for (const [k, e] of this.entries) this.collapseKey(k, e, root);
     }
     for (const [slot, keys] of this.bySlot) {
       if (slot > root) continue;
       this.bySlot.delete(slot);
       for (const k of keys) {
         const e = this.entries.get(k);
-        if (e !== undefined) this.collapseKey(e, root);
+        if (e !== undefined) this.collapseKey(k, e, root);
       }
     }
   }
 
-  private collapseKey(e: Entry, root: number): void {
+  private noteLoss(key: string, e: Entry, had: number): void {
+    if (had > 0 && e.anchors === 0 && e.coveredFrom >= 0) this.unanchored.add(key);
+  }
+
+  private collapseKey(key: string, e: Entry, root: number): void {
     const slots = e.slots;
     let n = 0;
     while (n < slots.length && slots[n]! <= root) n++;
@@ -313,12 +342,17 @@ export class AccountStore {
         }
       }
     }
+    const had = e.anchors;
     this.cut(e, 0, n);
-    if (keep === undefined) return;
+    if (keep === undefined) {
+      this.noteLoss(key, e, had);
+      return;
+    }
     const bytes = stateBytes(keep);
     slots.unshift(root);
     e.wvs.unshift(ANCHOR);
     e.states.unshift(keep);
+    e.anchors++;
     e.bytes += bytes;
     this.total += bytes;
   }

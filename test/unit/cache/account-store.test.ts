@@ -3,6 +3,7 @@
 import t from 'tap';
 import { AccountStore, KEY_OVERHEAD_BYTES, MISS_FORK_UNKNOWN, MISS_NO_TIP, MISS_UNCOVERED, MISS_UNTRACKED } from '../../../src/cache/account-store.js';
 import { stateBytes, type AccountState, type AccountValue } from '../../../src/cache/account-value.js';
+import { rng } from '../../../src/tools/rng.js';
 
 const acct = (lamports: number, size = 0): AccountValue => ({
   lamports: String(lamports),
@@ -121,11 +122,16 @@ t.test('duplicate writes are kept once; untracked keys keep nothing', async (t) 
   s.write('k', 101, 4, acct(2, 50));
   t.equal(s.bytes, after);
   t.equal(s.versionsOf('k').length, 2);
+  const first = acct(3);
+  s.write('k', 102, 1, first);
+  s.write('k', 102, 1, acct(4));
+  linear(s, 100, 102);
+  t.same(read(s, 'k', 0), [102, first], 'the one kept first stays');
   s.write('other', 101, 1, acct(3));
   t.equal(s.keys, 1);
   t.equal(s.keyBytes('other'), 0);
   t.equal(s.keyBytes('k'), s.bytes);
-  t.equal(s.bytes, KEY_OVERHEAD_BYTES + 2 + stateBytes(acct(1, 10)) + stateBytes(acct(2, 50)));
+  t.equal(s.bytes, KEY_OVERHEAD_BYTES + 2 + stateBytes(acct(1, 10)) + stateBytes(acct(2, 50)) + stateBytes(first));
   s.untrack('k');
   t.same([s.bytes, s.keys, s.read('k', 0)], [0, 0, MISS_UNTRACKED]);
 });
@@ -209,6 +215,25 @@ t.test('processed on fork A, then confirmed moves onto fork B: A is invisible, t
   t.same(read(s, 'k', 2), [102, b102]);
 });
 
+t.test('a write answers only with an anchor below it on its own fork', async (t) => {
+  const s = new AccountStore();
+  s.track('k', 101);
+  linear(s, 100, 101);
+  s.slotStatus(101, null, 'confirmed');
+  t.ok(s.anchor('k', 102, acct(1))); // from a node on fork A
+  s.slotStatus(102, 101, 'processed');
+  s.write('k', 103, 1, acct(2));
+  s.slotStatus(103, 101, 'processed'); // fork B
+  s.slotStatus(103, null, 'confirmed');
+  t.equal(s.read('k', 0), MISS_UNCOVERED, 'the anchor on A does not cover B');
+  t.same(s.takeUnanchored(), []);
+  s.slotStatus(103, null, 'finalized');
+  t.same(s.takeUnanchored(), ['k'], 'its only anchor went with fork A: the caller reads it again');
+  t.same(s.takeUnanchored(), []);
+  t.ok(s.anchor('k', 103, acct(3)));
+  t.same(read(s, 'k', 0), [103, acct(3)]);
+});
+
 t.test('a root advance collapses each key into one anchor and memory goes back', async (t) => {
   const s = new AccountStore();
   s.track('k', 101);
@@ -276,4 +301,225 @@ t.test('a version the links cannot place is a miss, not a guess', async (t) => {
   s.slotStatus(100, null, 'finalized');
   t.same(s.versionsOf('k'), [], 'nor kept at the root');
   t.equal(s.read('k', 0), MISS_UNCOVERED);
+});
+
+// The randomized run: a model chain with minority forks (dying by a dead status, by a swap of
+// the branches before confirmation, or abandoned and pruned by the root), ~20 keys written at
+// different rates, keys tracked, anchored from the model's true state, unheld and tracked again.
+
+interface MSlot {
+  parent: number;
+  state: Map<string, AccountState>;
+  dead: boolean;
+}
+
+const KEYS = Array.from({ length: 20 }, (_, i) => `key${i}`);
+/** Per key: how likely a slot writes it (some every slot, some rarely). */
+const RATE = KEYS.map((_, i) => (i < 5 ? 0.95 : i < 10 ? 0.3 : 0.04));
+
+function run(seed: number, steps: number, readsPerStep: number) {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const store = new AccountStore();
+  const slots = new Map<number, MSlot>();
+  const created: number[] = [];
+  let next = 1000;
+  let wv = 0;
+  let mainHead = -1;
+  let fork = { head: -1, point: -1, len: 0, target: 0 };
+  let c = -1;
+  let root = -1;
+  /** Per key: undefined untracked, else coveredFrom (-1 unheld) and when its anchor was taken (-1 none). */
+  const held = new Map<string, { from: number; anchoredAt: number }>();
+  const out = { reads: 0, hits: 0, misses: [0, 0, 0, 0, 0], mismatches: [] as string[], settledReads: 0, settledHits: 0, refusedAnchors: 0, lostAnchors: 0 };
+  const bad = (m: string): void => void (out.mismatches.length < 10 && out.mismatches.push(`seed ${seed}: ${m}`));
+
+  const descends = (x: number, a: number): boolean => {
+    let cur = x;
+    while (cur > a) cur = slots.get(cur)?.parent ?? -1;
+    return cur === a;
+  };
+  const ancestor = (x: number, depth: number): number => {
+    for (let i = 0; i < depth && slots.has(x); i++) x = slots.get(x)!.parent;
+    return slots.has(x) ? x : -1;
+  };
+  const modelTip = (commitment: number): number => {
+    if (commitment === 2) return root;
+    if (commitment === 1) return c;
+    const base = c >= 0 ? c : root;
+    let best = base;
+    for (const [s, m] of slots) if (!m.dead && s > best && (base < 0 || descends(s, base))) best = s;
+    return best;
+  };
+  const anchorExpected = (key: string, a: number): boolean => {
+    const h = held.get(key);
+    const m = slots.get(a);
+    if (h === undefined || h.from < 0 || a < h.from - 1 || m?.dead === true) return false;
+    return root < 0 || a === root || (a > root && (m === undefined || descends(a, root)));
+  };
+  const tryAnchor = (key: string, a: number, state: AccountState): void => {
+    const want = anchorExpected(key, a);
+    const got = store.anchor(key, a, state);
+    if (got !== want) bad(`anchor ${key}@${a}: ${got}, expected ${want}`);
+    if (got) held.get(key)!.anchoredAt = created.length;
+    else out.refusedAnchors++;
+  };
+
+  /** Writes the slot's writes (and maybe an anchor of a node already past it) and its processed status. */
+  const newSlot = (parent: number): number => {
+    const slot = next;
+    next += r() < 0.1 ? 2 : 1;
+    const state = new Map(slots.get(parent)?.state ?? KEYS.map((k) => [k, acct(0)]));
+    const writes: [string, number, AccountState][] = [];
+    KEYS.forEach((k, i) => {
+      if (r() >= RATE[i]!) return;
+      for (let n = r() < 0.3 ? 2 : 1; n > 0; n--) {
+        const v = r() < 0.1 ? (++wv, null) : acct(++wv, Math.floor(r() * 40));
+        writes.push([k, wv, v]);
+        state.set(k, v);
+      }
+    });
+    if (writes.length > 0 && r() < 0.1) writes.push(pick(writes));
+    for (let i = writes.length - 1; i > 0; i--) {
+      const j = Math.floor(r() * (i + 1));
+      [writes[i], writes[j]] = [writes[j]!, writes[i]!];
+    }
+    slots.set(slot, { parent, state, dead: false });
+    created.push(slot);
+    const early = r() < 0.25 ? pick(KEYS) : '';
+    const at = Math.floor(r() * (writes.length + 1));
+    for (let i = 0; i <= writes.length; i++) {
+      if (i === at && early !== '' && held.get(early)?.anchoredAt === -1) tryAnchor(early, slot, state.get(early)!);
+      if (i < writes.length) store.write(writes[i]![0], slot, writes[i]![1], writes[i]![2]);
+    }
+    store.slotStatus(slot, parent === -1 ? 999 : parent, 'processed');
+    return slot;
+  };
+
+  const extendMain = (): void => {
+    mainHead = newSlot(mainHead);
+    const conf = ancestor(mainHead, pick([1, 1, 1, 2, 3]));
+    if (conf > c) {
+      c = conf;
+      store.slotStatus(conf, r() < 0.5 ? null : slots.get(conf)!.parent, 'confirmed');
+    }
+    const fin = ancestor(mainHead, 30 + Math.floor(r() * 5));
+    if (fin > root) {
+      root = fin;
+      store.slotStatus(fin, r() < 0.5 ? null : slots.get(fin)!.parent, 'finalized');
+      for (const s of slots.keys()) if (s < root) slots.delete(s);
+    }
+    // A fork the confirmed tip has passed can no longer win: abandoned, pruned later by the root.
+    if (fork.head >= 0 && !descends(fork.point, c)) fork.head = -1;
+  };
+
+  const kill = (slot: number): void => {
+    for (const [s, m] of slots) if (descends(s, slot)) m.dead = true;
+    store.slotStatus(slot, null, 'dead');
+    fork.head = -1;
+  };
+
+  for (let step = 0; step < steps; step++) {
+    const x = r();
+    if (mainHead < 0) extendMain();
+    else if (fork.head >= 0 && x < 0.35 && fork.len < fork.target) {
+      fork.head = newSlot(fork.head);
+      fork.len++;
+    } else if (fork.head >= 0 && x < 0.42) {
+      let s = fork.head;
+      for (let back = Math.floor(r() * fork.len); back > 0; back--) s = slots.get(s)!.parent;
+      kill(s);
+    } else if (fork.head >= 0 && x < 0.47 && descends(fork.point, c)) {
+      // The fork wins: the old main branch is the one left behind.
+      [mainHead, fork.head] = [fork.head, -1];
+    } else if (fork.head < 0 && x < 0.15) {
+      const point = r() < 0.5 ? mainHead : ancestor(mainHead, 1);
+      if (point > root && point >= c) fork = { head: newSlot(point), point, len: 1, target: 1 + Math.floor(r() * 3) };
+      else extendMain();
+    } else extendMain();
+
+    if (r() < 0.05) store.slotStatus(pick(created.slice(-5)), null, 'processed');
+    // As the feed does: a key whose anchor went with a fork is read again.
+    for (const k of store.takeUnanchored()) {
+      const h = held.get(k);
+      if (h === undefined || h.from < 0 || h.anchoredAt < 0) bad(`${k} reported unanchored while not anchored`);
+      else [h.anchoredAt, out.lostAnchors] = [-1, out.lostAnchors + 1];
+    }
+    for (const k of KEYS) {
+      const h = held.get(k);
+      const y = r();
+      if (h === undefined) {
+        if (y < 0.1) {
+          held.set(k, { from: next + Math.floor(r() * 3), anchoredAt: -1 });
+          store.track(k, held.get(k)!.from);
+        }
+      } else if (h.from < 0) {
+        if (y < 0.2) store.track(k, (h.from = next + Math.floor(r() * 3)));
+      } else if (y < 0.004) {
+        held.delete(k);
+        store.untrack(k);
+      } else if (y < 0.012) {
+        h.from = -1;
+        h.anchoredAt = -1;
+        store.unhold(k);
+      } else if (h.anchoredAt === -1 && y < 0.4) {
+        const a = r() < 0.7 ? modelTip(0) : pick(created.slice(-6));
+        const m = slots.get(a);
+        if (m !== undefined) tryAnchor(k, a, m.state.get(k)!);
+      }
+    }
+    if (r() < 0.002) {
+      store.unholdAll();
+      for (const h of held.values()) [h.from, h.anchoredAt] = [-1, -1];
+    }
+
+    for (let cm = 0; cm < 3; cm++) if (store.tip(cm) !== modelTip(cm)) bad(`step ${step}: tip(${cm}) ${store.tip(cm)}, model ${modelTip(cm)}`);
+    for (let i = 0; i < readsPerStep; i++) {
+      const key = pick(KEYS);
+      const cm = Math.floor(r() * 3);
+      const got = store.read(key, cm);
+      const h = held.get(key);
+      const settled = h !== undefined && h.anchoredAt >= 0 && created.length - h.anchoredAt > 40;
+      out.reads++;
+      if (settled) out.settledReads++;
+      if (got < 0) {
+        out.misses[-got]!++;
+        if ((h === undefined) !== (got === MISS_UNTRACKED)) bad(`step ${step}: ${key} miss ${got}, tracked ${h !== undefined}`);
+        continue;
+      }
+      out.hits++;
+      if (settled) out.settledHits++;
+      const want = slots.get(got)?.state.get(key);
+      if (got !== store.tip(cm) || want === undefined || store.lastState !== want)
+        bad(`step ${step}: ${key}@${cm} answered slot ${got} ${JSON.stringify(store.lastState)}, model ${JSON.stringify(want)} (tip ${store.tip(cm)})`);
+    }
+    if (step % 97 === 0) {
+      let sum = 0;
+      for (const k of KEYS) {
+        const v = store.versionsOf(k);
+        const expect = held.has(k) ? KEY_OVERHEAD_BYTES + 2 * k.length + v.reduce((n, x) => n + stateBytes(x.state), 0) : 0;
+        if (store.keyBytes(k) !== expect) bad(`step ${step}: keyBytes(${k}) ${store.keyBytes(k)}, versions say ${expect}`);
+        sum += expect;
+      }
+      if (store.bytes !== sum) bad(`step ${step}: bytes ${store.bytes}, keys say ${sum}`);
+      if (root >= 0 && store.slotCount > 60) bad(`step ${step}: ${store.slotCount} slots kept above the root`);
+    }
+  }
+  return out;
+}
+
+t.test('randomized against a model chain with forks: every hit is the true state at the tip on its fork', async (t) => {
+  let reads = 0;
+  for (const seed of [1, 2, 3, 4]) {
+    const o = run(seed, 1500, 20);
+    t.same(o.mismatches, [], `seed ${seed}: no mismatch`);
+    t.ok(o.lostAnchors > 0, `seed ${seed}: some anchors lost with a fork`);
+    t.ok(o.settledHits > 0.95 * o.settledReads, `seed ${seed}: ${o.settledHits} hits of ${o.settledReads} reads of keys anchored a while ago`);
+    t.ok(
+      o.hits > o.reads / 2,
+      `seed ${seed}: ${o.hits} hits of ${o.reads} reads; misses ${o.misses.join('/')}; ${o.refusedAnchors} anchors refused, ${o.lostAnchors} lost with a fork`,
+    );
+    reads += o.reads;
+  }
+  t.ok(reads >= 100_000, `${reads} reads`);
 });
