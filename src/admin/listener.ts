@@ -19,7 +19,7 @@ import { nodesJson, parsePatch } from './views.js';
 const MAX_BODY = 64 * 1024;
 const NODE_PATH = /^\/admin\/nodes\/([^/]+)$/;
 /** The authenticated routes besides /admin/nodes/:id. */
-const ROUTES = new Set(['/metrics', '/admin/status', '/admin/nodes', '/admin/reload', '/admin/ws', '/admin/landing']);
+const ROUTES = new Set(['/metrics', '/admin/status', '/admin/nodes', '/admin/reload', '/admin/ws', '/admin/landing', '/admin/cache']);
 
 export interface AdminDeps {
   pool: NodePool;
@@ -37,6 +37,8 @@ export interface AdminDeps {
   };
   /** Transaction landing since start (docs/landing.md "Where they show"). */
   landing: LandingFigures;
+  /** GET /admin/cache: the account cache's figures (docs/account-cache.md "Seen"); `{ enabled: false }` when it is off. */
+  cache(): object;
   /** GET /admin/status: the runtime, which listener serves and why, the data-plane threads. */
   status(): { node: string; listener: { engine: string; reason: string }; workers: number; draining: boolean };
   log: Logger;
@@ -125,7 +127,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (!ROUTES.has(path) && nodeMatch === null) {
     throw new HttpError(
       AdminErrors.notFound.status,
-      `no route ${path}; see GET /admin/status, GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /admin/landing, GET /metrics, /healthz, /readyz`,
+      `no route ${path}; see GET /admin/status, GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /admin/landing, GET /admin/cache, GET /metrics, /healthz, /readyz`,
     );
   }
   authorize(deps, req);
@@ -152,6 +154,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (path === '/admin/landing') {
     allow(req, ['GET']);
     return send(res, 200, { nodes: landingJsonById(deps.landing.nodes()), tokens: landingJsonById(deps.landing.tokens()) });
+  }
+  if (path === '/admin/cache') {
+    allow(req, ['GET']);
+    return send(res, 200, deps.cache());
   }
   if (path === '/admin/reload') {
     allow(req, ['POST']);

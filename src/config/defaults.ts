@@ -78,6 +78,18 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
       maxRequestBytes: 1_048_576,
     },
   },
+  cache: {
+    accounts: {
+      enabled: false,
+      maxBytes: 268_435_456,
+      maxKeys: 100_000,
+      idleMs: 60_000,
+      hotAfterReads: 2,
+      commitments: ['processed', 'confirmed', 'finalized'],
+      maxLagSlots: 2,
+      maxAccountBytes: 1_048_576,
+    },
+  },
   ws: {
     maxSubscriptionsPerConnection: 100,
     maxConnectionsPerToken: 100,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
 
 const expected = (what: string) => ({ error: `expected ${what}` });
+const COMMITMENTS = ['processed', 'confirmed', 'finalized'] as const;
 
 function int(min: number, max?: number) {
   const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
@@ -326,6 +327,24 @@ export const ConfigSchema = obj({
     }
   }),
   grpc: GrpcSchema,
+  cache: obj(
+    {
+      accounts: obj(
+        {
+          enabled: z.boolean(expected('true or false')).meta({ description: 'Hot account reads from memory (docs/account-cache.md)' }),
+          maxBytes: int(1024).meta({ description: 'Bytes of account states kept at most; the least recently read keys go first' }),
+          maxKeys: int(1).meta({ description: 'Keys held at most' }),
+          idleMs: int(1000).meta({ description: 'A key not read for this long is dropped and unsubscribed' }),
+          hotAfterReads: int(1).meta({ description: 'Reads of a key (within idleMs of each other) after which it is held' }),
+          commitments: z.array(z.enum(COMMITMENTS, expected(COMMITMENTS.join(', '))), expected('a list')).meta({ description: 'Answered from memory' }),
+          maxLagSlots: int(0).meta({ description: "Slots the cache's processed slot may trail the freshest node's before reads go to a node" }),
+          maxAccountBytes: int(0).meta({ description: 'Accounts with more data than this are not held (read from a node)' }),
+        },
+        'The account cache: getAccountInfo, getMultipleAccounts and getBalance from memory',
+      ),
+    },
+    'Reads answered from memory',
+  ),
   ws: obj({
     maxSubscriptionsPerConnection: int(1),
     maxConnectionsPerToken: int(1),

@@ -9,6 +9,7 @@ import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../r
 import { rawIdOf } from '../rpc/scan.js';
 import { admit, type AdmissionRequest } from '../limits/admission.js';
 import { isAdmitted, refusalOf, refusalScope, refusalWaitMs, slotOf } from '../limits/verdict.js';
+import { ACCOUNT_METHODS, CACHE_NODE_ID } from '../cache/account-cache.js';
 import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { giveBack } from '../slabs.js';
@@ -61,6 +62,8 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
   private ownAnswer: Buffer | null = null;
   /** The answer passing to the client as it arrives (docs/routing.md "Large answers"); null when it goes whole. */
   private stream: AnswerStream | null = null;
+  /** The method of a read the account cache answered (no call was made). */
+  private cachedMethod: string | null = null;
   /** Affinity hash slot for this request; -1 = default routing. */
   slot = -1;
   /** Send a batch whole to one node (node/key affinity, or an auto-affinity method in it). */
@@ -89,7 +92,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
 
   /** The single call's method once it was sent; null for batches and requests refused before. */
   get method(): string | null {
-    return this.single === null ? null : this.single.method;
+    return this.single === null ? this.cachedMethod : this.single.method;
   }
 
   clientIp(): string {
@@ -158,6 +161,16 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     this.notification = a.notification;
     const method = a.method;
     const body = this.body!;
+    const cache = services.accountCache;
+    if (cache !== null && !a.notification && ACCOUNT_METHODS.has(method)) {
+      const answer = cache.answer(body, method, slot >= 0 || this.mode !== MODE_DEFAULT);
+      // Answered from memory: booked and counted as a call of its method, answered by no node.
+      if (answer !== null) {
+        this.cachedMethod = method;
+        this.answerError = cache.answeredError ? 1 : 0;
+        return this.respond(OK, answer, CACHE_NODE_ID);
+      }
+    }
     const retrySafe = !settings.noRetry.has(method);
     const timeoutMs = settings.timeoutFor(method);
     const defaultMode = this.mode === MODE_DEFAULT;

@@ -3,6 +3,7 @@
 // for the process's life; a reload hands each the new configuration through its own typed
 // reconfigure().
 
+import { cacheSettings, type AccountCache } from '../cache/account-cache.js';
 import type { Config } from '../config/schema.js';
 import type { LandingTracker } from '../landing/tracker.js';
 import type { SlotHasher } from '../limits/admission.js';
@@ -32,6 +33,8 @@ export interface ServiceParts {
   limiter?: RateLimiter;
   /** Solana: follows accepted sendTransactions until they land (docs/landing.md); default: none. */
   landing?: LandingTracker | null;
+  /** `cache.accounts`: account reads answered from memory (docs/account-cache.md); default: none. */
+  accountCache?: AccountCache | null;
 }
 
 export class Services {
@@ -52,6 +55,8 @@ export class Services {
   readonly usage: UsageMeter;
   /** Solana pools: tracks accepted sendTransactions until they land or expire (docs/landing.md); null otherwise. */
   readonly landing: LandingTracker | null;
+  /** Account reads answered from memory (docs/account-cache.md); null when `cache.accounts` is off. */
+  readonly accountCache: AccountCache | null;
 
   constructor(config: Config, parts: ServiceParts) {
     this.tokens = parts.tokens;
@@ -66,6 +71,7 @@ export class Services {
     this.coalescer = new Coalescer(parts.router, this.calls.windowMs, this.metrics);
     this.usage = parts.usage ?? new UsageMeter();
     this.landing = parts.landing ?? null;
+    this.accountCache = parts.accountCache ?? null;
   }
 
   /**
@@ -76,6 +82,7 @@ export class Services {
     this.calls.reconfigure(next.routing);
     this.coalescer.reconfigure(this.calls.windowMs);
     this.landing?.reconfigure(next);
+    this.accountCache?.reconfigure(cacheSettings(next));
     return this.limiter.reconfigure(next, buffers);
   }
 }

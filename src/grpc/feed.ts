@@ -5,12 +5,25 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../log.js';
+import type { ClientFilters } from './filters.js';
 import { frame, type ClientStream } from './client-stream.js';
 import { ACCEPTED, DedupWindow, DUPLICATE, LATE, SUPERSEDED } from './dedup.js';
 import type { GrpcMetrics, SourceSeries } from './metrics.js';
 import { SourceLink, type SourceConfig } from './source.js';
 import { unionRequest } from './union.js';
-import { KIND_ACCOUNT, KIND_BLOCK_META, KIND_SLOT, KIND_TRANSACTION, type Update } from './update.js';
+import { KIND_ACCOUNT, KIND_BLOCK_META, KIND_PONG, KIND_SLOT, KIND_TRANSACTION, type Update } from './update.js';
+
+/**
+ * A subscriber inside the gateway (the account cache's feed): its filters join the union like
+ * a client's, and it sees each first arrival they match, the sources' pongs and their gaps.
+ */
+export interface FeedTap {
+  readonly filters: ClientFilters;
+  update(u: Update): void;
+  pong(link: SourceLink, id: number): void;
+  /** A source's stream reopened without asking for what it missed (from_slot refused or never had): updates may be missing. */
+  gap(link: SourceLink): void;
+}
 
 export interface FeedOptions {
   commitment: number;
@@ -29,6 +42,7 @@ const WATCH_MS = 250;
 
 export class Feed {
   readonly clients = new Set<ClientStream>();
+  readonly taps = new Set<FeedTap>();
   readonly dedup: DedupWindow;
   private readonly links: SourceLink[];
   private readonly series: SourceSeries[];
@@ -42,7 +56,10 @@ export class Feed {
     this.dedup = new DedupWindow(opts.windowSlots, opts.windowBytes);
     const events = {
       update: (link: SourceLink, u: Update) => this.arrived(link, u),
-      reconnected: (link: SourceLink) => this.series[link.index]!.reconnects.inc(),
+      reconnected: (link: SourceLink, resumed: boolean) => {
+        this.series[link.index]!.reconnects.inc();
+        if (!resumed) for (const t of this.taps) t.gap(link);
+      },
     };
     this.links = opts.sources.map((s, i) => new SourceLink(s, i, opts.clients[i]!, events, opts.log));
     this.series = opts.sources.map((s) => opts.metrics.source(s.id));
@@ -69,6 +86,7 @@ export class Feed {
   /** `fromSlot` reaches the sources only with a stream's first request (a new feed whose first client resumes). */
   private sendUnion(fromSlot?: number): void {
     const filters = [...this.clients].map((c) => c.filters!).filter((f) => !f.empty);
+    for (const t of this.taps) if (!t.filters.empty) filters.push(t.filters);
     // No upstream stream before a client wants something (clients often open with an empty
     // request): the first real request may carry from_slot.
     if (filters.length === 0 && this.sentRequest === '') return;
@@ -80,6 +98,10 @@ export class Feed {
   }
 
   private arrived(link: SourceLink, u: Update): void {
+    if (u.kind === KIND_PONG) {
+      for (const t of this.taps) t.pong(link, u.parent);
+      return;
+    }
     if (u.kind !== KIND_SLOT && u.kind !== KIND_ACCOUNT && u.kind !== KIND_TRANSACTION && u.kind !== KIND_BLOCK_META) return;
     const now = performance.now();
     const verdict = this.dedup.accept(u, now);
@@ -112,6 +134,14 @@ export class Feed {
       c.send(framed);
     }
     if (framed !== null) this.delivered++;
+    for (const t of this.taps) if (t.filters.match(u) !== null) t.update(u);
+  }
+
+  /** Pings every open source stream (a tap waits for the pongs: ./source.ts ping). */
+  ping(id: number): number {
+    let n = 0;
+    for (const l of this.links) if (l.ping(id)) n++;
+    return n;
   }
 
   /** Writes the kept first arrivals of slots >= from that match the client, oldest first. */

@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { TokenTable } from '../gateway/token-table.js';
 import type { Logger } from '../log.js';
 import type { ClientStream, StreamOwner } from './client-stream.js';
-import { Feed } from './feed.js';
+import { Feed, type FeedTap } from './feed.js';
 import type { ClientFilters, GrpcLimits } from './filters.js';
 import type { GrpcMetrics } from './metrics.js';
 import { sourceClient, type SourceConfig } from './source.js';
@@ -77,6 +77,14 @@ export class GrpcHub implements StreamOwner {
     if (s.commitment === -1) return;
     const feed = this.feeds.get(s.commitment);
     if (feed?.clients.delete(s) === true) feed.filtersChanged(false);
+  }
+
+  /** Adds a subscriber inside the gateway to the feed of `commitment` (opening it); its filters join the union at once. */
+  addTap(commitment: number, tap: FeedTap): Feed {
+    const f = this.feed(commitment);
+    f.taps.add(tap);
+    f.filtersChanged(true);
+    return f;
   }
 
   private feed(commitment: number): Feed {

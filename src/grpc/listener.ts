@@ -101,13 +101,25 @@ function subscribeHandler(hub: GrpcHub, o: GrpcListenerOptions, metrics: GrpcMet
   };
 }
 
-export async function startGrpcListener(o: GrpcListenerOptions): Promise<GrpcListener> {
+export interface HubAndMetrics {
+  hub: GrpcHub;
+  metrics: GrpcMetrics;
+}
+
+/** The hub the listener's clients and the account cache's feed share (src/grpc/cache-feed.ts). */
+export function createGrpcHub(o: Omit<GrpcListenerOptions, 'host' | 'port' | 'usage' | 'tls'>): HubAndMetrics {
   const metrics = new GrpcMetrics(o.registry);
   const hub = new GrpcHub(
     { sources: o.sources, limits: o.limits, windowSlots: o.windowSlots, windowBytes: o.windowBytes, stallMs: o.stallMs, metrics, log: o.log },
     o.tokens,
   );
   metrics.upstream = () => hub.upstreamStreams();
+  return { hub, metrics };
+}
+
+/** `shared`: a hub made beforehand with createGrpcHub (the account cache's), else a new one. The listener's close closes it. */
+export async function startGrpcListener(o: GrpcListenerOptions, shared?: HubAndMetrics): Promise<GrpcListener> {
+  const { hub, metrics } = shared ?? createGrpcHub(o);
   const server = new grpc.Server({ 'grpc.max_receive_message_length': o.limits.maxRequestBytes });
   const ctx: UnaryContext = { hub, tokens: o.tokens, usage: o.usage, sources: o.sources };
   server.addService(GEYSER_SERVICE, { Subscribe: subscribeHandler(hub, o, metrics), ...unaryHandlers(ctx) });

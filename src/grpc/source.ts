@@ -43,8 +43,8 @@ export function sourceMetadata(xToken: string | undefined): grpc.Metadata {
 
 export interface SourceEvents {
   update(link: SourceLink, u: Update): void;
-  /** The stream (re)opened after a failure or stall. */
-  reconnected(link: SourceLink): void;
+  /** The stream (re)opened after a failure or stall; `resumed`: it asked for `from_slot` = the last slot it had (nothing of this source is missing once the source accepts it). */
+  reconnected(link: SourceLink, resumed: boolean): void;
 }
 
 export class SourceLink {
@@ -90,6 +90,13 @@ export class SourceLink {
     this.call.write(encodeAs(geyserType('SubscribeRequest'), req as Record<string, unknown>));
   }
 
+  /** Asks for a pong on the open stream: it comes back behind every update sent before the request was read. False when no stream is open. */
+  ping(id: number): boolean {
+    if (this.call === null) return false;
+    this.call.write(encodeAs(geyserType('SubscribeRequest'), { ping: { id } }));
+    return true;
+  }
+
   private open(resume: boolean, firstFrom?: number): void {
     if (this.closed || this.request === null) return;
     const req: SubscribeRequestObject = { ...this.request };
@@ -120,7 +127,7 @@ export class SourceLink {
     call.on('error', (err: grpc.ServiceError) => this.failed(call, err.code, delivered));
     call.on('end', () => this.failed(call, grpc.status.UNAVAILABLE, delivered));
     call.write(encodeAs(geyserType('SubscribeRequest'), req as Record<string, unknown>));
-    if (resume) this.events.reconnected(this);
+    if (resume) this.events.reconnected(this, this.askedFromSlot);
   }
 
   private failed(call: grpc.ClientDuplexStream<Buffer, Buffer>, code: number, delivered: boolean): void {

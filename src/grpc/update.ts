@@ -20,6 +20,8 @@ export class Update {
   slot = 0;
   /** Slot updates: the SlotStatus number. */
   status = 0;
+  /** Slot updates: the parent slot, -1 when not given; pongs: the ping's id. */
+  parent = -1;
   /** Accounts: pubkey; transactions: signature (latin1 of the raw bytes). */
   key = '';
   owner = '';
@@ -154,7 +156,11 @@ function readMember(u: Update, start: number, end: number): void {
   while (r.next()) {
     if (u.kind === KIND_SLOT) {
       if (r.field === 1) u.slot = r.varint();
+      else if (r.field === 2) u.parent = r.varint();
       else if (r.field === 3) u.status = r.varint();
+      else r.skip();
+    } else if (u.kind === KIND_PONG) {
+      if (r.field === 1) u.parent = r.varint();
       else r.skip();
     } else if (u.kind === KIND_ACCOUNT || u.kind === KIND_TRANSACTION) {
       if (r.field === 2) u.slot = r.varint();

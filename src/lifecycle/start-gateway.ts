@@ -28,6 +28,7 @@ import type { FullStore } from '../store/types.js';
 import type { UsageFlush } from '../usage/flush.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { SubscriptionHub } from '../upstream/ws/hub.js';
+import type { AccountCacheControl } from '../grpc/cache-control.js';
 import type { GrpcListener } from '../grpc/listener.js';
 
 export interface ListenerView {
@@ -88,6 +89,8 @@ export interface Gateway {
   readonly admin: AdminServer | null;
   /** The Yellowstone gRPC listener (docs/grpc.md); null when `grpc.port` is 0. */
   readonly grpc: GrpcListener | null;
+  /** The account cache's control-plane side (docs/account-cache.md); null when `cache.accounts` is off or has no gRPC source. */
+  readonly cache: AccountCacheControl | null;
   /**
    * Reads the store's tokens now and resolves once every data plane serves from them: for a
    * process that writes the store itself and must not call before the change applies (the
@@ -216,14 +219,35 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   );
 
   let grpc: GrpcListener | null = null;
-  if (config.grpc.port !== 0 || opts.grpcEphemeral === true) {
-    const g = config.grpc;
-    // Loaded only when served: gRPC and protobuf cost a gateway ~29 MB of RSS.
-    const { startGrpcListener } = await import('../grpc/listener.js');
-    const started = await startGrpcListener({ ...g, stallMs: g.sourceStallMs, tokens, usage: holder.usage, registry: metrics.registry, tls, log });
-    stops.add(() => started.close());
-    grpc = started;
-    log.info({ host: g.host, port: started.port, sources: g.sources.map((s) => s.id) }, 'grpc listening');
+  let cache: AccountCacheControl | null = null;
+  const g = config.grpc;
+  const serveGrpc = g.port !== 0 || opts.grpcEphemeral === true;
+  const cacheOn = config.chain === 'solana' && config.cache.accounts.enabled;
+  if (cacheOn && g.sources.length === 0) log.warn('cache.accounts is on but grpc.sources is empty: account reads go to nodes (docs/account-cache.md)');
+  if (serveGrpc || (cacheOn && g.sources.length > 0)) {
+    // Loaded only when used: gRPC and protobuf cost a gateway ~29 MB of RSS.
+    const { createGrpcHub, startGrpcListener } = await import('../grpc/listener.js');
+    const shared = createGrpcHub({ ...g, stallMs: g.sourceStallMs, tokens, registry: metrics.registry, log });
+    if (cacheOn && g.sources.length > 0) {
+      const { startAccountCacheControl } = await import('../grpc/cache-control.js');
+      const started = startAccountCacheControl(config, {
+        hub: shared.hub,
+        nodes: () => pool.nodes,
+        publish: (events) => plane.cacheEvents(events),
+        registry: metrics.registry,
+        log,
+      });
+      plane.onCacheCounts((c) => started.counts(c));
+      cache = started;
+    }
+    if (serveGrpc) {
+      const started = await startGrpcListener({ ...g, stallMs: g.sourceStallMs, tokens, usage: holder.usage, registry: metrics.registry, tls, log }, shared);
+      stops.add(() => started.close());
+      grpc = started;
+      log.info({ host: g.host, port: started.port, sources: g.sources.map((s) => s.id) }, 'grpc listening');
+    } else stops.add(() => shared.hub.close());
+    const feedControl = cache;
+    if (feedControl !== null) stops.add(() => feedControl.close());
   }
 
   const auth = new AdminAuth(config.admin.token);
@@ -248,6 +272,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   );
   const reload = async (): Promise<ReloadSummary> => {
     const summary = await reloader.reload();
+    cache?.reconfigure(reloader.config);
     await plane.reloaded(reloader.config);
     return summary;
   };
@@ -263,6 +288,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       draining: () => unready || plane.draining(),
       ws: () => plane.ws(),
       landing: plane.landing,
+      cache: () => cache?.view() ?? { enabled: false },
       status: () => ({ node: process.versions.node, listener, workers: workerCount, draining: unready || plane.draining() }),
       log,
     }).catch((err: Error) => {
@@ -329,6 +355,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     listener,
     admin,
     grpc,
+    cache,
     get config() {
       return reloader.config;
     },

@@ -10,6 +10,7 @@ import { serverEngine } from '../server/engine.js';
 import { attachRpcRoutes } from '../gateway/http-listener.js';
 import { Offload } from '../gateway/offload.js';
 import { Serving } from '../gateway/serving.js';
+import { AccountCache, cacheSettings, type CacheCounts } from '../cache/account-cache.js';
 import { LandingTracker } from '../landing/tracker.js';
 import type { TokenTable } from '../gateway/token-table.js';
 import { attachWebSocket, type WsStats } from '../gateway/ws-listener.js';
@@ -40,12 +41,16 @@ export interface DataPlaneOptions {
   usage?: UsageMeter;
   /** Rate limits shared with other workers; default: this loop's own. */
   limiter?: RateLimiter;
+  /** With `cache.accounts` on (Solana): where the account cache's counts go (the control plane's feed). */
+  cacheReport?: (counts: CacheCounts) => void;
 }
 
 export interface DataPlane {
   pool: NodePool;
   serving: Serving;
   hub: SubscriptionHub;
+  /** The account cache (docs/account-cache.md); null when `cache.accounts` is off. */
+  cache: AccountCache | null;
   wsStats: WsStats;
   offload: Offload;
   /** The app(s) and ports, plain or TLS (certificate swaps on reload). */
@@ -60,6 +65,16 @@ export interface DataPlane {
   reconfigure(next: Config, buffers?: LimitBuffers | null): MissingLimitBuffers | null;
   /** Stops accepting and waits for in-flight requests to finish (up to graceMs). */
   drain(graceMs: number, log: Logger): Promise<void>;
+}
+
+/** The highest processed slot any node is known to have (0 while none is). */
+function freshestProcessed(pool: NodePool): number {
+  let best = 0;
+  for (const n of pool.nodes) {
+    const s = n.chain.slot(0);
+    if (s > best) best = s;
+  }
+  return best;
 }
 
 const hubOptions = (config: Config): HubOptions => ({
@@ -80,6 +95,12 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
   const recorder = opts.recorder(pool, () => holder.serving?.state.inflight ?? 0);
   const landing = config.chain === 'solana' ? new LandingTracker(config, { nodes: () => pool.nodes, methodLatency: pool.methodLatency, log }) : null;
   if (landing !== null) stops.add(() => landing.stop());
+  const report = opts.cacheReport;
+  const cache =
+    config.chain === 'solana' && config.cache.accounts.enabled && report !== undefined
+      ? new AccountCache(cacheSettings(config), () => freshestProcessed(pool), report)
+      : null;
+  if (cache !== null) stops.add(() => cache.close());
   const serving = new Serving(config, {
     tokens: opts.tokens,
     router: pool,
@@ -88,6 +109,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     log,
     metrics: recorder,
     landing,
+    accountCache: cache,
     ...(opts.usage === undefined ? {} : { usage: opts.usage }),
     ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
   });
@@ -110,6 +132,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     pool,
     serving,
     hub,
+    cache,
     wsStats,
     offload,
     listener,

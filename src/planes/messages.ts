@@ -10,6 +10,8 @@ import type { NodeHealthUpdate } from '../upstream/health.js';
 import type { Consumed } from '../limits/consumption-tally.js';
 import type { UsageCell } from '../usage/meter.js';
 import type { LandingDelta } from '../landing/counts.js';
+import type { CacheEvent } from '../cache/cache-events.js';
+import type { CacheCounts } from '../cache/account-cache.js';
 
 /** Handed to a worker at start (workerData). */
 export interface WorkerInit {
@@ -44,7 +46,9 @@ export type ToWorker =
   | { type: 'config'; config: Config; limits: LimitBuffers; certificates: TlsConfig | null; seq: number }
   | { type: 'drain'; graceMs: number }
   /** A stop is coming: answers carry `Connection: close`; the port stays open. */
-  | { type: 'closeAfterAnswers' };
+  | { type: 'closeAfterAnswers' }
+  /** The account cache feed's decisions, in order (src/cache/cache-events.ts). */
+  | { type: 'cacheEvents'; events: CacheEvent[] };
 
 /** Per node, what a worker saw since its last report. */
 export interface NodeDelta {
@@ -104,4 +108,6 @@ export type FromWorker =
   /** The config of reload `seq` is applied here. */
   | { type: 'configured'; index: number; seq: number }
   /** With `redis.url`: what this worker's limiter took since its last such message (every `redis.syncMs`). */
-  | { type: 'consumed'; index: number; consumed: Consumed };
+  | { type: 'consumed'; index: number; consumed: Consumed }
+  /** The account cache's hits, misses and reads per key since the last such message (every 50 ms while it is read). */
+  | { type: 'cacheCounts'; index: number; counts: CacheCounts };

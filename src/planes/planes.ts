@@ -8,6 +8,8 @@
 // metrics, what a reload reconfigures, and how to drain. With workers the control plane builds
 // nothing that serves requests: no settings, offload or subscription hub of its own.
 
+import type { CacheCounts } from '../cache/account-cache.js';
+import type { CacheEvent } from '../cache/cache-events.js';
 import type { ReloadTarget } from '../admin/reload.js';
 
 import { availableParallelism } from 'node:os';
@@ -86,6 +88,10 @@ export interface ControlView {
    * shared buffers).
    */
   tallyInto(tally: ConsumptionTally): void;
+  /** The account cache feed's events, to every data plane's store (src/grpc/cache-feed.ts). */
+  cacheEvents(events: CacheEvent[]): void;
+  /** Where every data plane's account cache counts go. */
+  onCacheCounts(sink: (counts: CacheCounts) => void): void;
 }
 
 /** `rpc.workers`: 'auto' is one per core. */
@@ -108,7 +114,9 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);
     stops.add(() => lock.release());
   }
+  const cacheSink: { fn: ((c: CacheCounts) => void) | null } = { fn: null };
   const plane = await startDataPlane(config, {
+    cacheReport: (c) => cacheSink.fn?.(c),
     usage,
     tokens,
     log,
@@ -164,6 +172,10 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
     },
     tallyInto: (tally) => {
       services.limiter.tally = tally;
+    },
+    cacheEvents: (events) => plane.cache?.apply(events),
+    onCacheCounts: (sink) => {
+      cacheSink.fn = sink;
     },
   };
 }
@@ -247,6 +259,10 @@ export async function workerPlanes(
     tokensApplied: () => workers.tokensApplied(),
     tallyInto: (tally) => {
       workers.tally = tally;
+    },
+    cacheEvents: (events) => workers.broadcast({ type: 'cacheEvents', events }),
+    onCacheCounts: (sink) => {
+      workers.onCacheCounts = sink;
     },
     async drain(graceMs) {
       draining = true;

@@ -118,6 +118,7 @@ async function main(): Promise<void> {
       wsPort: init.wsPort,
       recorder: () => recorder,
       limiter: RateLimiter.shared(config, init.limits),
+      cacheReport: (counts) => send({ type: 'cacheCounts', index: init.index, counts }),
     });
   } catch (err) {
     await stops.run().catch(() => {});
@@ -174,6 +175,9 @@ async function main(): Promise<void> {
           .applyConfig(config)
           .catch((err: unknown) => log.error({ err }, 'applying the reloaded config failed'))
           .finally(() => send({ type: 'configured', index: init.index, seq: m.seq }));
+        return;
+      case 'cacheEvents':
+        plane.cache?.apply(m.events);
         return;
       case 'closeAfterAnswers':
         plane.serving.state.draining = true;

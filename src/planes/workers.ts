@@ -6,6 +6,7 @@
 // counters into the exporter, per-node attempts, failures and latency into the control plane's
 // copy of each node.
 
+import type { CacheCounts } from '../cache/account-cache.js';
 import { Worker } from 'node:worker_threads';
 import type { Config, TlsConfig } from '../config/schema.js';
 import { reservePort } from '../gateway/client-listener.js';
@@ -73,6 +74,8 @@ export class DataPlaneWorkers {
   private readonly tokenAcks: TokenAcks;
   /** With `redis.url`: where the workers' consumption goes for the sync with Redis (src/shared/). */
   tally: ConsumptionTally | null = null;
+  /** Where the workers' account cache counts go (the control plane's cache feed). */
+  onCacheCounts: ((counts: CacheCounts) => void) | null = null;
 
   constructor(
     private readonly config: Config,
@@ -120,6 +123,7 @@ export class DataPlaneWorkers {
         else if (m.type === 'tokensApplied') this.tokenAcks.ack(index, m.gen);
         else if (m.type === 'configured' && slot.configured?.seq === m.seq) slot.configured.done();
         else if (m.type === 'consumed') this.tally?.merge(m.consumed);
+        else if (m.type === 'cacheCounts') this.onCacheCounts?.(m.counts);
       });
       worker.on('error', (err) => {
         this.parts.log.error({ err, worker: index }, 'data-plane worker failed');

@@ -138,7 +138,9 @@ export async function startSimGrpcSource(opts: SimGrpcOptions = {}): Promise<Sim
   const sendSlot = (s: SimStream, tip: number, now: number): void => {
     const f = s.filters!;
     const depth = feed.depth(f.commitment);
-    for (const u of [...feed.slotUpdates(tip), ...feed.blockUpdates(tip - depth)]) {
+    // A slot's writes before its statuses, as a validator's plugin sees them: a bank is frozen
+    // (processed) after its last write, and the account cache relies on that order.
+    for (const u of [...feed.blockUpdates(tip - depth), ...feed.slotUpdates(tip)]) {
       const prefix = f.match(u);
       if (prefix !== null) enqueue(s, u, Buffer.concat([prefix, u.body]), now);
     }

@@ -5,10 +5,11 @@
 import { encodeBase58 } from '../../solana/base58.js';
 import { accountOf } from './chain.js';
 import type { AccountState } from './ledger.js';
-import { invalidParams, type Slice } from './params.js';
+import { serverError, type Slice } from './params.js';
 
 const MAX_BASE58_BYTES = 128;
-export const BASE58_TOO_LARGE = invalidParams('Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
+// Agave answers it as an invalid request (-32600), not invalid params (rpc.rs encode_account).
+export const BASE58_TOO_LARGE = serverError(-32600, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
 const SYSTEM = '11111111111111111111111111111111';
 const U64_MAX = '18446744073709551615';
 

@@ -55,6 +55,11 @@ function defaults(env: MethodEnv, cfg: Cfg): string {
   return cfg.encoding ?? (env.knobs.synthetic ? 'base64' : 'binary');
 }
 
+/** getMultipleAccounts: Agave's default is base64 (getAccountInfo's is binary). */
+function multipleDefaults(cfg: Cfg): string {
+  return cfg.encoding ?? 'base64';
+}
+
 function keyError(key: unknown, env: MethodEnv): string | null {
   if (env.knobs.synthetic) return typeof key === 'string' && key.length > 0 ? null : INVALID_PARAMS;
   return pubkeyError(key);
@@ -103,7 +108,7 @@ const getMultipleAccounts: Handler = (p, env) => {
   if (cfg.error !== null) return cfg.error;
   const slot = env.slotFor(cfg);
   if (typeof slot === 'string') return slot;
-  const encoding = defaults(env, cfg);
+  const encoding = multipleDefaults(cfg);
   let out = env.ctx[cfg.commitment] + '[';
   for (let i = 0; i < keys.length; i++) {
     const json = accountAt(keys[i] as string, slot, env, encoding, cfg);
