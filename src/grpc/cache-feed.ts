@@ -270,6 +270,14 @@ export class CacheFeed implements FeedTap {
 
   private housekeeping(): void {
     const now = performance.now();
+    // Keys whose anchor went with a fork that died: covered and read again.
+    for (const k of this.opts.store.takeUnanchored()) {
+      if (!this.rawOf.has(k)) continue;
+      this.emit({ t: EV_UNHOLD, key: k });
+      this.figures.unholds++;
+      this.waiting.push(k);
+    }
+    if (this.waiting.length > 0) this.startRound();
     for (const k of this.opts.directory.idle(now)) {
       this.figures.evictions++;
       this.drop(k);
