@@ -138,13 +138,14 @@ export class SlotTree {
     }
     if (status === 'confirmed' && slot > this.c) {
       this.c = slot;
-      if (!(this.chain.has(slot) && this.p >= slot)) this.recomputeProcessed();
+      if (relinked || !(this.chain.has(slot) && this.p >= slot)) this.recomputeProcessed();
       return;
     }
     if (relinked) this.recomputeProcessed();
     else if (fresh && slot > this.p) {
+      // The usual slot: a child of the processed tip, which already descends from the base.
       const base = this.base();
-      if (base < 0 || this.descends(slot, base) === ON) this.setProcessed(slot);
+      if (base < 0 || (this.p >= 0 && up === this.p) || this.descends(slot, base) === ON) this.setProcessed(slot);
     }
   }
 
@@ -183,12 +184,31 @@ export class SlotTree {
     }
   }
 
+  /** The kept slots, ascending: a parent before its children. Allocates; for the rare events. */
+  private ascending(): number[] {
+    return [...this.parents.keys()].sort((a, b) => a - b);
+  }
+
+  /** How every kept slot above `a` stands to it (ON: a descendant), in one pass instead of a walk per slot. */
+  private relationsTo(a: number, slots: readonly number[]): Map<number, number> {
+    const rel = new Map<number, number>([[a, ON]]);
+    for (const x of slots) {
+      if (x <= a) continue;
+      const up = this.parents.get(x)!;
+      rel.set(x, up < 0 ? UNKNOWN : up < a ? OFF : (rel.get(up) ?? UNKNOWN));
+    }
+    return rel;
+  }
+
   /** The highest complete slot that is the base or descends from it; rare (a fork switch, a dead tip, a root advance). */
   private recomputeProcessed(): void {
     const base = this.base();
     let best = base;
-    for (const x of this.complete) {
-      if (x > best && (base < 0 || this.descends(x, base) === ON)) best = x;
+    if (base < 0) {
+      for (const x of this.complete) if (x > best) best = x;
+    } else {
+      const rel = this.relationsTo(base, this.ascending());
+      for (const x of this.complete) if (x > best && rel.get(x) === ON) best = x;
     }
     this.p = best;
     this.rebuildChain();
@@ -199,29 +219,17 @@ export class SlotTree {
     if (this.c >= 0 && this.descends(this.c, slot) === ON) return;
     this.gone.add(slot);
     this.dropped.push(slot);
-    this.parents.delete(slot);
-    this.complete.delete(slot);
-    for (const x of this.parents.keys()) {
-      if (x > slot && this.descendsThroughGone(x)) {
+    for (const x of this.ascending()) {
+      if (x > slot && this.gone.has(this.parents.get(x)!)) {
         this.gone.add(x);
         this.dropped.push(x);
       }
     }
-    for (let i = 1; i < this.dropped.length; i++) {
-      this.parents.delete(this.dropped[i]!);
-      this.complete.delete(this.dropped[i]!);
+    for (const x of this.dropped) {
+      this.parents.delete(x);
+      this.complete.delete(x);
     }
     if (this.gone.has(this.p)) this.recomputeProcessed();
-  }
-
-  /** Whether a slot's known ancestors include a slot taken out. */
-  private descendsThroughGone(x: number): boolean {
-    let cur = this.parents.get(x);
-    while (cur !== undefined && cur >= 0 && cur > this.r) {
-      if (this.gone.has(cur)) return true;
-      cur = this.parents.get(cur);
-    }
-    return false;
   }
 
   private advanceRoot(slot: number): void {
@@ -248,22 +256,26 @@ export class SlotTree {
       }
       cur = up;
     }
+    const oldBase = this.base();
     this.r = slot;
     if (this.c < slot || this.descends(this.c, slot) === OFF) this.c = slot;
     // Decided before any link goes: a fork's walk passes through slots below the root.
-    const below: number[] = [];
-    for (const x of this.parents.keys()) {
-      if (x < slot) below.push(x);
-      else if (x > slot && this.descends(x, slot) === OFF) this.dropped.push(x);
+    const slots = this.ascending();
+    const rel = this.relationsTo(slot, slots);
+    for (const x of slots) {
+      if (x < slot) {
+        this.parents.delete(x);
+        this.complete.delete(x);
+      } else if (rel.get(x) === OFF) this.dropped.push(x);
     }
-    for (const x of below) this.parents.delete(x);
     for (const x of this.dropped) {
       this.parents.delete(x);
       this.complete.delete(x);
       this.gone.add(x);
     }
     for (const g of this.gone) if (g <= slot) this.gone.delete(g);
-    for (const x of this.complete) if (x < slot) this.complete.delete(x);
-    this.recomputeProcessed();
+    // The confirmed tip unmoved: the processed tip is still the highest of its descendants; its chain now ends at the new root.
+    if (this.base() === oldBase && !this.gone.has(this.p) && this.p >= slot) this.rebuildChain();
+    else this.recomputeProcessed();
   }
 }

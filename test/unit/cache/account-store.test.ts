@@ -331,7 +331,21 @@ function run(seed: number, steps: number, readsPerStep: number) {
   let root = -1;
   /** Per key: undefined untracked, else coveredFrom (-1 unheld) and when its anchor was taken (-1 none). */
   const held = new Map<string, { from: number; anchoredAt: number }>();
-  const out = { reads: 0, hits: 0, misses: [0, 0, 0, 0, 0], mismatches: [] as string[], settledReads: 0, settledHits: 0, refusedAnchors: 0, lostAnchors: 0 };
+  const out = {
+    reads: 0,
+    hits: 0,
+    misses: [0, 0, 0, 0, 0],
+    mismatches: [] as string[],
+    settledReads: 0,
+    settledHits: 0,
+    refusedAnchors: 0,
+    lostAnchors: 0,
+    hitsAt: [0, 0, 0],
+    forks: 0,
+    dead: 0,
+    swaps: 0,
+    forkTips: 0,
+  };
   const bad = (m: string): void => void (out.mismatches.length < 10 && out.mismatches.push(`seed ${seed}: ${m}`));
 
   const descends = (x: number, a: number): boolean => {
@@ -366,7 +380,7 @@ function run(seed: number, steps: number, readsPerStep: number) {
   };
 
   /** Writes the slot's writes (and maybe an anchor of a node already past it) and its processed status. */
-  const newSlot = (parent: number): number => {
+  const newSlot = (parent: number, status = true): number => {
     const slot = next;
     next += r() < 0.1 ? 2 : 1;
     const state = new Map(slots.get(parent)?.state ?? KEYS.map((k) => [k, acct(0)]));
@@ -392,12 +406,19 @@ function run(seed: number, steps: number, readsPerStep: number) {
       if (i === at && early !== '' && held.get(early)?.anchoredAt === -1) tryAnchor(early, slot, state.get(early)!);
       if (i < writes.length) store.write(writes[i]![0], slot, writes[i]![1], writes[i]![2]);
     }
-    store.slotStatus(slot, parent === -1 ? 999 : parent, 'processed');
+    if (status) store.slotStatus(slot, parent === -1 ? 999 : parent, 'processed');
     return slot;
   };
 
   const extendMain = (): void => {
-    mainHead = newSlot(mainHead);
+    if (mainHead >= 0 && r() < 0.15) {
+      // Two slots in flight: the second one's writes come before the first one's status.
+      const a = newSlot(mainHead, false);
+      const b = newSlot(a, false);
+      store.slotStatus(a, mainHead, 'processed');
+      store.slotStatus(b, a, 'processed');
+      mainHead = b;
+    } else mainHead = newSlot(mainHead);
     const conf = ancestor(mainHead, pick([1, 1, 1, 2, 3]));
     if (conf > c) {
       c = conf;
@@ -416,6 +437,7 @@ function run(seed: number, steps: number, readsPerStep: number) {
   const kill = (slot: number): void => {
     for (const [s, m] of slots) if (descends(s, slot)) m.dead = true;
     store.slotStatus(slot, null, 'dead');
+    out.dead++;
     fork.head = -1;
   };
 
@@ -432,10 +454,13 @@ function run(seed: number, steps: number, readsPerStep: number) {
     } else if (fork.head >= 0 && x < 0.47 && descends(fork.point, c)) {
       // The fork wins: the old main branch is the one left behind.
       [mainHead, fork.head] = [fork.head, -1];
+      out.swaps++;
     } else if (fork.head < 0 && x < 0.15) {
       const point = r() < 0.5 ? mainHead : ancestor(mainHead, 1);
-      if (point > root && point >= c) fork = { head: newSlot(point), point, len: 1, target: 1 + Math.floor(r() * 3) };
-      else extendMain();
+      if (point > root && point >= c) {
+        fork = { head: newSlot(point), point, len: 1, target: 1 + Math.floor(r() * 3) };
+        out.forks++;
+      } else extendMain();
     } else extendMain();
 
     if (r() < 0.05) store.slotStatus(pick(created.slice(-5)), null, 'processed');
@@ -473,6 +498,7 @@ function run(seed: number, steps: number, readsPerStep: number) {
       for (const h of held.values()) [h.from, h.anchoredAt] = [-1, -1];
     }
 
+    if (!descends(mainHead, store.tip(0))) out.forkTips++;
     for (let cm = 0; cm < 3; cm++) if (store.tip(cm) !== modelTip(cm)) bad(`step ${step}: tip(${cm}) ${store.tip(cm)}, model ${modelTip(cm)}`);
     for (let i = 0; i < readsPerStep; i++) {
       const key = pick(KEYS);
@@ -488,6 +514,7 @@ function run(seed: number, steps: number, readsPerStep: number) {
         continue;
       }
       out.hits++;
+      out.hitsAt[cm]!++;
       if (settled) out.settledHits++;
       const want = slots.get(got)?.state.get(key);
       if (got !== store.tip(cm) || want === undefined || store.lastState !== want)
@@ -514,6 +541,11 @@ t.test('randomized against a model chain with forks: every hit is the true state
     const o = run(seed, 1500, 20);
     t.same(o.mismatches, [], `seed ${seed}: no mismatch`);
     t.ok(o.lostAnchors > 0, `seed ${seed}: some anchors lost with a fork`);
+    t.ok(
+      o.forks > 50 && o.dead > 10 && o.swaps > 10 && o.forkTips > 50,
+      `seed ${seed}: ${o.forks} forks, ${o.dead} dead, ${o.swaps} won, ${o.forkTips} steps with the processed tip on a fork`,
+    );
+    t.ok(Math.min(...o.hitsAt) > 1000, `seed ${seed}: hits by commitment ${o.hitsAt.join('/')}`);
     t.ok(o.settledHits > 0.95 * o.settledReads, `seed ${seed}: ${o.settledHits} hits of ${o.settledReads} reads of keys anchored a while ago`);
     t.ok(
       o.hits > o.reads / 2,
