@@ -6,6 +6,7 @@
 // killed and another stalled mid-run must not make any answer stale. Real clients read through
 // the cache too.
 
+import { Agent, request } from 'node:http';
 import { Connection, PublicKey } from '@solana/web3.js';
 import { address, createSolanaRpc, generateKeyPairSigner, lamports, type KeyPairSigner, type Rpc, type SolanaRpcApi } from '@solana/kit';
 import t from 'tap';
@@ -24,10 +25,24 @@ const SLOT_MS = 100;
 const DEADLINE_MS = 20_000;
 /** Randomized reads per data-plane mode (inline and one worker): 2 × this in all. */
 const READS = Number(process.env.JG_CACHE_READS ?? 50_000);
-const CONCURRENCY = 8;
+const CONCURRENCY = Number(process.env.JG_CACHE_CONC ?? 16);
 const SYSTEM = '11111111111111111111111111111111';
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0];
+
+/** POSTs `body` on a kept-alive connection: one promise a read (fetch makes dozens, each traced by the test runner's hooks). */
+function post(url: URL, agent: Agent, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => resolve(Buffer.concat(parts).toString()));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 interface Truth {
   lamports: bigint;
@@ -224,11 +239,13 @@ for (const workers of [0, 1]) {
       await eventually('reads past the stall', () => done >= (READS * 2) / 3, 120_000, 50);
       sources[1]!.knobs.hang = false;
     };
+    const target = new URL(url);
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    t.teardown(() => agent.destroy());
     const reader = async (lane: number): Promise<void> => {
       for (let i = lane; i < READS; i += CONCURRENCY) {
         const r = spec();
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyOf(r, i) });
-        const answer = (await res.json()) as Parameters<typeof check>[2];
+        const answer = JSON.parse(await post(target, agent, bodyOf(r, i))) as Parameters<typeof check>[2];
         const why = check(c, r, answer);
         if (why !== '' && mismatches.length < 20) mismatches.push(`${bodyOf(r, i)} → ${why}`);
         done++;
