@@ -16,6 +16,7 @@
 //   landing transactions through nodes that land 95/70/30%: landed share and slots to land via jumpgate (default, fanout 2, fanout 2 + rebroadcast) and nginx
 //   freshness  3 nodes at 0/30/120 slots of lag: minContextSlot reads and fresh-blockhash sends direct, through jumpgate, nginx (freshness.ts)
 //   grpc    Yellowstone gRPC: two jittery simulated sources, N subscribers through jumpgate against each source direct (--grpc-subscribers N)
+//   cache   the account cache: a bot's read mix over 50 hot and 1,000 rarely written accounts, direct, jumpgate without and with the cache, nginx (account-cache.ts)
 // With no scenario named, all of them run. --quick runs each for a second or so. Results are
 // printed as markdown tables and merged into bench/results/latest.json (quick.json with
 // --quick; --results FILE or JUMPGATE_BENCH_RESULTS elsewhere). --tables prints docs/benchmarks.md's
@@ -26,6 +27,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cacheTable, runCacheBench } from './account-cache.js';
 import { badInputTable, runBadInput } from './bad-input.js';
 import { broadcastTable, coalesceTable, hedgeTable, runBroadcast, runCoalesce, runHedge } from './calls.js';
 import { runConsoleBench } from './console.js';
@@ -69,6 +71,7 @@ const ALL = [
   'freshness',
   'grpc',
   'landing',
+  'cache',
 ] as const;
 type Name = (typeof ALL)[number];
 
@@ -272,6 +275,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runGrpcBench({ subscribers, seconds: quick ? 5 : 20, log });
       console.log('\n' + grpcTable(r));
       results.grpc = r;
+      break;
+    }
+    case 'cache': {
+      const r = await runCacheBench({ quick, log });
+      console.log('\n' + cacheTable(r));
+      results.cache = r;
       break;
     }
     case 'freshness': {
