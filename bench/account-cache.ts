@@ -48,6 +48,8 @@ export interface CacheRow {
   visibleBuckets: [number | null, number][] | null;
   checked: number;
   stale: number;
+  /** The answering process's CPU with no reads, in cores (direct: the node's, subtracted from its CPU per read). */
+  idleCores: number | null;
   /** Cores busy with other work on the machine meanwhile (not this run's processes). */
   otherCores: number;
 }
@@ -213,10 +215,12 @@ export async function runCacheBench(o: { quick: boolean; log: (line: string) => 
     await drive(targets[2]!.url, mix(ready.hot, ready.cold, 99), rate, o.quick ? 1 : 5);
 
     // The node's own work with no reads (slots, the writer, both gRPC streams): subtracted from the direct row.
-    const bg0 = cluster.proc.cpuSeconds();
+    // Every target's too, shown beside its rows: the gateways' probes and, with the cache, its feed.
+    const bg0 = targets.map((t) => t.proc.cpuSeconds());
     const bgT = performance.now();
     await new Promise((r) => setTimeout(r, o.quick ? 1000 : 3000));
-    const nodeBackgroundCores = (cluster.proc.cpuSeconds() - bg0) / ((performance.now() - bgT) / 1000);
+    const idle = targets.map((t, i) => (t.proc.cpuSeconds() - bg0[i]!) / ((performance.now() - bgT) / 1000));
+    const nodeBackgroundCores = idle[0]!;
 
     const acc = new Map<string, { lat: number[]; reads: number; errors: number; cpu: number; up: number; checked: number; stale: number; other: number[] }>(
       targets.map((t) => [t.name, { lat: [], reads: 0, errors: 0, cpu: 0, up: 0, checked: 0, stale: 0, other: [] }]),
@@ -266,7 +270,7 @@ export async function runCacheBench(o: { quick: boolean; log: (line: string) => 
         );
       }
     }
-    const rows: CacheRow[] = targets.map((t) => {
+    const rows: CacheRow[] = targets.map((t, ti) => {
       const a = acc.get(t.name)!;
       const sorted = a.lat.sort((x, y) => x - y);
       const isCache = t.name === CACHE_ROW;
@@ -296,6 +300,7 @@ export async function runCacheBench(o: { quick: boolean; log: (line: string) => 
           : null,
         checked: a.checked,
         stale: a.stale,
+        idleCores: idle[ti]!,
         otherCores: a.other.reduce((x, y) => x + y, 0) / Math.max(1, a.other.length),
       };
     });
@@ -343,6 +348,7 @@ function emptyRow(target: string): CacheRow {
     visibleBuckets: null,
     checked: 0,
     stale: 0,
+    idleCores: null,
     otherCores: 0,
   };
 }
@@ -355,18 +361,18 @@ export function cacheTable(r: CacheBenchResult): string {
       `getAccountInfo base64 / getBalance / getMultipleAccounts of 10 at processed and confirmed, ${Math.round(HOT_SHARE * 100)}% on the hot keys, ` +
       `open loop at ${r.rate.toLocaleString('en-US')} reads/s** (${r.rounds} round${r.rounds > 1 ? 's' : ''} × ${r.seconds} s per row, alternating)`,
     '',
-    '| target | reads | errors | p50 / p99 ms | CPU ms per 1,000 reads | node reads per 1,000 | hits | update→visible p50 / p99 ms | stale / checked | other cores |',
-    '|---|---:|---:|---|---:|---:|---:|---|---|---:|',
+    '| target | reads | errors | p50 / p99 ms | CPU ms per 1,000 reads | node reads per 1,000 | hits | update→visible p50 / p99 ms | stale / checked | idle cores | other cores |',
+    '|---|---:|---:|---|---:|---:|---:|---|---|---:|---:|',
   ];
   for (const row of r.rows) {
     if (row.skipped !== null) {
-      lines.push(`| ${row.target} | skipped: ${row.skipped} |||||||||`);
+      lines.push(`| ${row.target} | skipped: ${row.skipped} ||||||||||`);
       continue;
     }
     const hits = row.hitSharePct === null ? '–' : `${row.hitSharePct.toFixed(1)}%`;
     const visible = row.visibleP50Ms === null ? '–' : `${f(row.visibleP50Ms, 3)} / ${f(row.visibleP99Ms, 3)}`;
     lines.push(
-      `| ${row.target} | ${row.reads.toLocaleString('en-US')} | ${row.errors} | ${f(row.p50Ms)} / ${f(row.p99Ms)} | ${f(row.cpuMsPer1k, 1)} | ${f(row.upstreamPer1k, 0)} | ${hits} | ${visible} | ${row.stale} / ${row.checked} | ${f(row.otherCores, 2)} |`,
+      `| ${row.target} | ${row.reads.toLocaleString('en-US')} | ${row.errors} | ${f(row.p50Ms)} / ${f(row.p99Ms)} | ${f(row.cpuMsPer1k, 1)} | ${f(row.upstreamPer1k, 0)} | ${hits} | ${visible} | ${row.stale} / ${row.checked} | ${f(row.idleCores, 2)} | ${f(row.otherCores, 2)} |`,
     );
   }
   const q = r.ratios;
