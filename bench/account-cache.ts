@@ -80,8 +80,13 @@ async function startCluster(hot: number, cold: number): Promise<{ child: ChildPr
 }
 
 function checkSamples(child: ChildProcess, samples: Sample[]): Promise<Checked> {
-  return new Promise((resolve) => {
-    child.once('message', (m) => resolve(m as Checked));
+  // Bounded: a cluster that died mid-run fails the scenario instead of hanging it.
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('cache bench cluster did not answer a check within 30 s')), 30_000);
+    child.once('message', (m) => {
+      clearTimeout(timer);
+      resolve(m as Checked);
+    });
     child.send({ type: 'check', samples });
   });
 }
