@@ -9,7 +9,7 @@ import { readAccountRequest, type AccountRead } from './account-read.js';
 import { accountAnswer } from './account-answer.js';
 import { AccountStore } from './account-store.js';
 import type { AccountState } from './account-value.js';
-import { applyEvents, EV_WRITE, type CacheEvent } from './cache-events.js';
+import { applyEvents, EV_SLOT, EV_WRITE, type CacheEvent } from './cache-events.js';
 
 /** The methods the cache may answer. */
 export const ACCOUNT_METHODS: ReadonlySet<string> = new Set(['getAccountInfo', 'getMultipleAccounts', 'getBalance']);
@@ -49,7 +49,10 @@ export interface CacheCounts {
   misses: number[];
   /** Key → reads (hits and misses). */
   reads: Map<string, number>;
-  /** From first arrival to applied here, in µs, per write (at most MAX_VISIBLE_SAMPLES a report). */
+  /**
+   * Per processed slot that wrote held accounts, from the first arrival of its status (what makes
+   * its writes answerable: they come before it) to applied here, in µs (at most MAX_VISIBLE_SAMPLES a report).
+   */
   visibleUs: number[];
 }
 
@@ -63,6 +66,8 @@ export class AccountCache {
   private counts: CacheCounts = { hits: 0, misses: MISS_REASONS.map(() => 0), reads: new Map(), visibleUs: [] };
   private readonly timer: NodeJS.Timeout;
   private readonly states: AccountState[] = [];
+  /** The slot of the last write applied whose processed status has not come yet (-1: none). */
+  private writtenSlot = -1;
   /** The last answer given is a JSON-RPC error (base58 data over 128 bytes). */
   answeredError = false;
 
@@ -87,7 +92,13 @@ export class AccountCache {
     if (v !== '') this.apiVersion = v;
     const now = performance.timeOrigin + performance.now();
     const samples = this.counts.visibleUs;
-    for (const e of events) if (e.t === EV_WRITE && samples.length < MAX_VISIBLE_SAMPLES) samples.push(Math.round((now - e.at) * 1000));
+    for (const e of events) {
+      if (e.t === EV_WRITE) this.writtenSlot = e.slot;
+      else if (e.t === EV_SLOT && e.status === 'processed' && e.slot >= this.writtenSlot && this.writtenSlot >= 0) {
+        this.writtenSlot = -1;
+        if (samples.length < MAX_VISIBLE_SAMPLES) samples.push(Math.round((now - e.at) * 1000));
+      }
+    }
   }
 
   /** Learns the nodes' apiVersion when this plane's store is the feed's own (inline). */

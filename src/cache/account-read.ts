@@ -67,10 +67,18 @@ function memberCount(body: Buffer): number {
   return members;
 }
 
+/** Keys already decoded to 32 bytes: a bot reads the same few hundred keys again and again, and a base58 decode costs more than the rest of the read. Forgotten all at once when full. */
+const validKeys = new Set<string>();
+const MAX_VALID_KEYS = 65_536;
+
 function isKey(k: unknown): k is string {
   if (typeof k !== 'string' || k.length < 32 || k.length > 44) return false;
+  if (validKeys.has(k)) return true;
   const b = decodeBase58(k);
-  return b !== null && b.length === 32;
+  if (b === null || b.length !== 32) return false;
+  if (validKeys.size >= MAX_VALID_KEYS) validKeys.clear();
+  validKeys.add(k);
+  return true;
 }
 
 function isU64(v: unknown): v is number {

@@ -16,9 +16,9 @@ export const EV_UNTRACK = 5;
 export type SlotStatusName = 'processed' | 'confirmed' | 'finalized' | 'dead';
 
 export type CacheEvent =
-  /** `at`: when the write first arrived from a source (performance.timeOrigin + now(), comparable across threads). */
-  | { t: typeof EV_WRITE; key: string; slot: number; wv: number; state: AccountState; at: number }
-  | { t: typeof EV_SLOT; slot: number; parent: number; status: SlotStatusName }
+  | { t: typeof EV_WRITE; key: string; slot: number; wv: number; state: AccountState }
+  /** `at`: when the status first arrived from a source (performance.timeOrigin + now(), comparable across threads). */
+  | { t: typeof EV_SLOT; slot: number; parent: number; status: SlotStatusName; at: number }
   | { t: typeof EV_TRACK; key: string; from: number }
   /** `apiVersion`: the node's, as its answers print it (the cache's answers print the same). */
   | { t: typeof EV_ANCHOR; key: string; slot: number; state: AccountState; apiVersion: string }

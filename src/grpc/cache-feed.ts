@@ -20,7 +20,7 @@ import type { UpstreamNode } from '../upstream/node.js';
 import { probePost } from '../upstream/health.js';
 import { accountStateOf } from './account-state.js';
 import type { Feed, FeedTap } from './feed.js';
-import { compileFilters, COMMITMENT_PROCESSED, type ClientFilters, type GrpcLimits } from './filters.js';
+import { COMMITMENT_PROCESSED } from './filters.js';
 import type { GrpcHub } from './hub.js';
 import type { SourceLink } from './source.js';
 import { KIND_ACCOUNT, KIND_SLOT, type Update } from './update.js';
@@ -33,15 +33,6 @@ const SEED_RETRY_MS = 200;
 const SEED_DEADLINE_MS = 10_000;
 const SEED_TIMEOUT_MS = 2_000;
 const HOUSEKEEPING_MS = 250;
-const TAP_LIMITS: GrpcLimits = {
-  maxStreamsPerToken: 1,
-  maxFiltersPerStream: 4,
-  maxAccountsPerFilter: 10_000_000,
-  maxOwnersPerFilter: 1,
-  maxDataFiltersPerFilter: 1,
-  maxQueuedMessages: 1,
-  maxRequestBytes: 1 << 30,
-};
 
 export interface CacheFeedOptions {
   hub: GrpcHub;
@@ -73,11 +64,12 @@ export interface CacheFeedFigures {
 }
 
 export class CacheFeed implements FeedTap {
-  filters: ClientFilters;
   private readonly feed: Feed;
   /** base58 → raw (latin1) and back, for the held keys. */
   private readonly rawOf = new Map<string, string>();
   private readonly keyOf = new Map<string, string>();
+  /** The held keys (base58), in the upstream filter. */
+  private readonly held = new Set<string>();
   private pending: CacheEvent[] = [];
   private flushArmed = false;
   private maxSeenSlot = 0;
@@ -95,18 +87,17 @@ export class CacheFeed implements FeedTap {
   constructor(private readonly opts: CacheFeedOptions) {
     this.maxBytes = opts.maxBytes;
     this.maxAccountBytes = opts.maxAccountBytes;
-    this.filters = this.compile();
     this.feed = opts.hub.addTap(COMMITMENT_PROCESSED, this);
     this.timer = setInterval(() => this.housekeeping(), HOUSEKEEPING_MS);
     this.timer.unref();
   }
 
-  private compile(): ClientFilters {
-    const account = [...this.rawOf.keys()];
-    return compileFilters(
-      { commitment: COMMITMENT_PROCESSED, slots: { cache: {} }, ...(account.length > 0 ? { accounts: { cache: { account } } } : {}) },
-      TAP_LIMITS,
-    );
+  get accountKeys(): ReadonlySet<string> {
+    return this.held;
+  }
+
+  wants(u: Update): boolean {
+    return u.kind === KIND_SLOT || (u.kind === KIND_ACCOUNT && this.keyOf.has(u.key));
   }
 
   /** Reads the data planes counted since their last report, key → reads. */
@@ -131,8 +122,8 @@ export class CacheFeed implements FeedTap {
       const raw = Buffer.from(decodeBase58(k)!).toString('latin1');
       this.rawOf.set(k, raw);
       this.keyOf.set(raw, k);
+      this.held.add(k);
     }
-    this.filters = this.compile();
     this.feed.filtersChanged(true);
     const id = ++this.pingId;
     // No stream open yet (a source still connecting): the round goes again shortly.
@@ -168,7 +159,7 @@ export class CacheFeed implements FeedTap {
     if (u.slot > this.maxSeenSlot) this.maxSeenSlot = u.slot;
     if (u.kind === KIND_SLOT) {
       const status = STATUS[u.status] ?? null;
-      if (status !== null) this.emit({ t: EV_SLOT, slot: u.slot, parent: u.parent, status });
+      if (status !== null) this.emit({ t: EV_SLOT, slot: u.slot, parent: u.parent, status, at: performance.timeOrigin + u.arrivedAt });
       return;
     }
     if (u.kind !== KIND_ACCOUNT) return;
@@ -176,7 +167,7 @@ export class CacheFeed implements FeedTap {
     if (key === undefined) return;
     const state = accountStateOf(u);
     if (state === undefined) return;
-    this.emit({ t: EV_WRITE, key, slot: u.slot, wv: u.writeVersion, state, at: performance.timeOrigin + u.arrivedAt });
+    this.emit({ t: EV_WRITE, key, slot: u.slot, wv: u.writeVersion, state });
   }
 
   private emit(e: CacheEvent): void {
@@ -263,8 +254,8 @@ export class CacheFeed implements FeedTap {
     if (raw === undefined) return;
     this.rawOf.delete(key);
     this.keyOf.delete(raw);
+    this.held.delete(key);
     this.emit({ t: EV_UNTRACK, key });
-    this.filters = this.compile();
     this.feed.filtersChanged(false);
   }
 

@@ -25,7 +25,7 @@ export class CacheMetrics {
     this.misses = new Counter({ name: 'jumpgate_cache_misses_total', help: 'Account reads sent to a node, by why', labelNames: ['reason'], registers });
     this.visible = new Histogram({
       name: 'jumpgate_cache_update_visible_seconds',
-      help: "From an account write's first arrival to the data plane answering with it",
+      help: 'From the first arrival of the processed status that makes account writes answerable to the data plane answering with them',
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
       registers,
     });

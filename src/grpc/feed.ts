@@ -5,7 +5,6 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../log.js';
-import type { ClientFilters } from './filters.js';
 import { frame, type ClientStream } from './client-stream.js';
 import { ACCEPTED, DedupWindow, DUPLICATE, LATE, SUPERSEDED } from './dedup.js';
 import type { GrpcMetrics, SourceSeries } from './metrics.js';
@@ -18,7 +17,10 @@ import { KIND_ACCOUNT, KIND_BLOCK_META, KIND_PONG, KIND_SLOT, KIND_TRANSACTION, 
  * a client's, and it sees each first arrival they match, the sources' pongs and their gaps.
  */
 export interface FeedTap {
-  readonly filters: ClientFilters;
+  /** The accounts it wants (base58), beside every slot status. */
+  readonly accountKeys: ReadonlySet<string>;
+  /** Whether it wants this first arrival (a slot status, or one of its accounts). */
+  wants(u: Update): boolean;
   update(u: Update): void;
   pong(link: SourceLink, id: number): void;
   /** A source's stream reopened without asking for what it missed (from_slot refused or never had): updates may be missing. */
@@ -86,11 +88,10 @@ export class Feed {
   /** `fromSlot` reaches the sources only with a stream's first request (a new feed whose first client resumes). */
   private sendUnion(fromSlot?: number): void {
     const filters = [...this.clients].map((c) => c.filters!).filter((f) => !f.empty);
-    for (const t of this.taps) if (!t.filters.empty) filters.push(t.filters);
     // No upstream stream before a client wants something (clients often open with an empty
     // request): the first real request may carry from_slot.
-    if (filters.length === 0 && this.sentRequest === '') return;
-    const req = unionRequest(filters, this.opts.commitment);
+    if (filters.length === 0 && this.taps.size === 0 && this.sentRequest === '') return;
+    const req = unionRequest(filters, this.opts.commitment, this.taps.size === 0 ? null : [...this.taps].map((t) => t.accountKeys));
     const text = JSON.stringify(req);
     if (text === this.sentRequest) return;
     this.sentRequest = text;
@@ -134,7 +135,7 @@ export class Feed {
       c.send(framed);
     }
     if (framed !== null) this.delivered++;
-    for (const t of this.taps) if (t.filters.match(u) !== null) t.update(u);
+    for (const t of this.taps) if (t.wants(u)) t.update(u);
   }
 
   /** Pings every open source stream (a tap waits for the pongs: ./source.ts ping). */

@@ -16,7 +16,8 @@ function agreed(values: (boolean | undefined)[]): boolean | undefined {
   return values.every((v) => v === values[0]) ? values[0] : undefined;
 }
 
-export function unionRequest(clients: Iterable<ClientFilters>, commitment: number): SubscribeRequestObject {
+/** `taps`: the account keys of subscribers inside the gateway (./feed.ts FeedTap), who also want every slot status. */
+export function unionRequest(clients: Iterable<ClientFilters>, commitment: number, taps: readonly ReadonlySet<string>[] | null = null): SubscribeRequestObject {
   let slots = false;
   let interslot = false;
   let metas = false;
@@ -42,6 +43,10 @@ export function unionRequest(clients: Iterable<ClientFilters>, commitment: numbe
       if (f.includeList.length > 0) for (const k of f.includeList) include.add(k);
       else allTxs = true;
     }
+  }
+  if (taps !== null) {
+    slots = true;
+    for (const keys of taps) for (const k of keys) accountKeys.add(k);
   }
   const req: SubscribeRequestObject = { commitment };
   if (slots) req.slots = { slots: interslot ? { filterByCommitment: false, interslotUpdates: true } : { filterByCommitment: false } };

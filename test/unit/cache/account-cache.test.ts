@@ -37,13 +37,18 @@ function setup(opts: { commitments?: number; monotonic?: boolean } = {}) {
     (c) => reports.push(c),
   );
   t.teardown(() => cache.close());
-  const slot = (s: number, status: 'processed' | 'confirmed' | 'finalized'): CacheEvent => ({ t: EV_SLOT, slot: s, parent: s - 1, status });
+  const slot = (s: number, status: 'processed' | 'confirmed' | 'finalized'): CacheEvent => ({
+    t: EV_SLOT,
+    slot: s,
+    parent: s - 1,
+    status,
+    at: performance.timeOrigin + performance.now(),
+  });
   // Slots 100..105 processed, confirmed up to 104, finalized 100; KEY anchored at 101 and written at 103.
   const events: CacheEvent[] = [slot(100, 'processed'), slot(100, 'confirmed'), slot(100, 'finalized'), { t: EV_TRACK, key: KEY, from: 101 }];
   events.push({ t: EV_ANCHOR, key: KEY, slot: 101, state: acct(1000), apiVersion: '2.1.0' });
   for (let s = 101; s <= 105; s++) {
-    if (s === 103)
-      events.push({ t: EV_WRITE, key: KEY, slot: 103, wv: 1, state: acct(2000, Buffer.from([1, 2, 3])), at: performance.timeOrigin + performance.now() });
+    if (s === 103) events.push({ t: EV_WRITE, key: KEY, slot: 103, wv: 1, state: acct(2000, Buffer.from([1, 2, 3])) });
     events.push(slot(s, 'processed'));
     if (s <= 104) events.push(slot(s, 'confirmed'));
   }
@@ -92,7 +97,7 @@ t.test('misses, each with its reason; every read counted', async (t) => {
   t.equal(r.hits, 1);
   t.equal(r.reads.get(KEY), 6, 'every parsed read of the key counted, hits and misses');
   t.equal(r.reads.get(OTHER), 1);
-  t.equal(r.visibleUs.length, 1, 'the write applied: its update-to-visible delay');
+  t.equal(r.visibleUs.length, 1, 'the slot that wrote a held account: its update-to-visible delay');
 });
 
 t.test("base58 over 128 bytes: Agave's error, answered as an error", async (t) => {
@@ -100,8 +105,8 @@ t.test("base58 over 128 bytes: Agave's error, answered as an error", async (t) =
   setFreshest(105);
   const big = acct(5000, Buffer.alloc(200, 7));
   cache.apply([
-    { t: EV_WRITE, key: KEY, slot: 106, wv: 1, state: big, at: 0 },
-    { t: EV_SLOT, slot: 106, parent: 105, status: 'processed' },
+    { t: EV_WRITE, key: KEY, slot: 106, wv: 1, state: big },
+    { t: EV_SLOT, slot: 106, parent: 105, status: 'processed', at: 0 },
   ]);
   const out = cache.answer(body('getAccountInfo', [KEY, { commitment: 'processed', encoding: 'base58' }]), 'getAccountInfo', false);
   t.match(out?.toString(), /^\{"jsonrpc":"2\.0","error":\{"code":-32600,"message":"Encoded binary \(base 58\) data should be less than 128 bytes/);

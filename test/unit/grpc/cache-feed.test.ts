@@ -29,7 +29,7 @@ function harness(t: Test, opts: { nodeSlot: number; data?: number; idleMs?: numb
   const requests: string[][] = [];
   const feed = {
     taps: new Set<FeedTap>(),
-    filtersChanged: () => requests.push([...(tap?.filters.accounts[0]?.accountList ?? [])]),
+    filtersChanged: () => requests.push([...(tap?.accountKeys ?? [])]),
     ping: (id: number) => (pings.push(id), 1),
   };
   const hub = { addTap: (_c: number, x: FeedTap) => ((tap = x), feed) } as unknown as GrpcHub;
