@@ -5,7 +5,7 @@
 // it cannot answer exactly goes to a node, as without the cache.
 
 import { rawIdOf } from '../rpc/scan.js';
-import { readAccountRequest, type AccountRead } from './account-read.js';
+import { readAccountRequest } from './account-read.js';
 import { accountAnswer } from './account-answer.js';
 import { AccountStore } from './account-store.js';
 import type { AccountState } from './account-value.js';
@@ -155,5 +155,3 @@ export class AccountCache {
     this.flush();
   }
 }
-
-export type { AccountRead };

@@ -3,8 +3,7 @@
 // planes' counts come in through `counts`; the feed's events go out through `publish`.
 
 import type { Registry } from 'prom-client';
-import type { CacheCounts } from '../cache/account-cache.js';
-import { MISS_REASONS } from '../cache/account-cache.js';
+import { MISS_REASONS, type CacheCounts } from '../cache/account-cache.js';
 import { AccountStore } from '../cache/account-store.js';
 import type { CacheEvent } from '../cache/cache-events.js';
 import { KeyDirectory } from '../cache/key-directory.js';

@@ -10,8 +10,7 @@
 
 import type { AccountStore } from '../cache/account-store.js';
 import type { AccountState } from '../cache/account-value.js';
-import { EV_ANCHOR, EV_SLOT, EV_TRACK, EV_UNHOLD, EV_UNTRACK, EV_WRITE, type CacheEvent, type SlotStatusName } from '../cache/cache-events.js';
-import { applyEvents } from '../cache/cache-events.js';
+import { applyEvents, EV_ANCHOR, EV_SLOT, EV_TRACK, EV_UNHOLD, EV_UNTRACK, EV_WRITE, type CacheEvent, type SlotStatusName } from '../cache/cache-events.js';
 import type { KeyDirectory } from '../cache/key-directory.js';
 import { accountsFromRpcBody } from '../cache/account-from-rpc.js';
 import type { Logger } from '../log.js';
