@@ -153,7 +153,11 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
   if (path === '/admin/landing') {
     allow(req, ['GET']);
-    return send(res, 200, { nodes: landingJsonById(deps.landing.nodes()), tokens: landingJsonById(deps.landing.tokens()) });
+    return send(res, 200, {
+      nodes: landingJsonById(deps.landing.nodes()),
+      tokens: landingJsonById(deps.landing.tokens()),
+      ranking: deps.landing.ranking?.view() ?? {},
+    });
   }
   if (path === '/admin/cache') {
     allow(req, ['GET']);

@@ -39,7 +39,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
   routing: {
     upstreamBatch: 100,
     maxAttempts: 3,
-    autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'sendTransaction', 'simulateTransaction'],
+    autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'simulateTransaction'],
     noRetryMethods: [],
     broadcast: { methods: ['sendTransaction', 'eth_sendRawTransaction'], fanout: 1 },
     hedge: { methods: [], percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 },
@@ -47,7 +47,12 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     methods: {},
     minContextSlotWaitMs: 500,
     blockhashWaitMs: 500,
-    landing: { commitment: 'confirmed', maxTracked: 10000, rebroadcastMs: 0 },
+    landing: {
+      commitment: 'confirmed',
+      maxTracked: 10000,
+      rebroadcastMs: 0,
+      ranking: { enabled: true, halfLifeMs: 20_000, overdueSlots: 20, minSamples: 8, exploreShare: 0.1, slotWeight: 0.01 },
+    },
   },
   affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000, monotonic: true, monotonicWaitMs: 1500 },
   rateLimits: { token: { rate: 0, burst: 1 }, methods: {} },

@@ -7,43 +7,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
-
-const expected = (what: string) => ({ error: `expected ${what}` });
-const COMMITMENTS = ['processed', 'confirmed', 'finalized'] as const;
-
-function int(min: number, max?: number) {
-  const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
-  const n = z.number(e).int(e).min(min, e);
-  return max === undefined ? n : n.max(max, e);
-}
-
-const port = (what: string) => int(0, 65535).meta({ description: what });
-
-/** A string; `re` also lands in the JSON Schema as `pattern`, `test` (a refinement) does not. */
-function str(what: string, re?: RegExp, test?: (s: string) => boolean) {
-  const e = expected(what);
-  const s = re === undefined ? z.string(e) : z.string(e).regex(re, e);
-  return test === undefined ? s : s.refine(test, e);
-}
-
-const strList = (what: string) => z.array(str(what), expected(`a list of ${what}s`));
-
-function obj<S extends z.core.$ZodLooseShape>(shape: S, description?: string) {
-  const o = z.strictObject(shape, expected('a mapping'));
-  return description === undefined ? o : o.meta({ description });
-}
-
-function urlWith(protocols: readonly string[]) {
-  return (s: string): boolean => {
-    let u: URL;
-    try {
-      u = new URL(s);
-    } catch {
-      return false;
-    }
-    return protocols.includes(u.protocol) && u.hostname !== '';
-  };
-}
+import { LandingSchema } from './landing-schema.js';
+import { COMMITMENTS, expected, int, obj, port, str, strList, urlWith } from './schema-parts.js';
 
 /** An IPv4/IPv6 address, optionally with a /prefix (a bare address means /32 or /128). */
 export function isCidr(s: string): boolean {
@@ -271,20 +236,7 @@ export const ConfigSchema = obj({
       description:
         'How long a sendTransaction waits for a node known to have its blockhash before going to the freshest node (docs/solana-routing.md "Blockhash-aware sends")',
     }),
-    landing: obj(
-      {
-        commitment: z.enum(['processed', 'confirmed', 'finalized'], expected('one of processed, confirmed, finalized')).meta({
-          description: 'A tracked transaction counts as landed once its status reaches this commitment',
-        }),
-        maxTracked: int(0, 1_000_000).meta({
-          description: 'Transactions tracked at once per data plane (0: no tracking); beyond it the oldest are dropped and counted as untracked',
-        }),
-        rebroadcastMs: int(0, 60_000).meta({
-          description: 'Resend a tracked transaction (same bytes, skipPreflight, maxRetries 0) every this many ms until it lands or expires (0: never)',
-        }),
-      },
-      'Solana: every accepted sendTransaction is tracked until it lands or its blockhash expires, per node (docs/landing.md)',
-    ),
+    landing: LandingSchema,
   }),
   affinity: obj({
     seed: int(0),

@@ -4,6 +4,7 @@
 // tracking, the resends, and slots-to-land as counts per slot (exact up to 63, then one bucket).
 
 import type { LandingAmounts } from '../store/types.js';
+import type { RankSamples } from './ranking.js';
 
 /** Slots-to-land buckets: 0…63 exactly, the last for 64 or more. */
 export const SLOT_BUCKETS = 65;
@@ -20,6 +21,8 @@ export interface LandingDelta {
    * every account's (the admin API's).
    */
   tokenNodes?: Record<string, Record<string, LandingCounts>>;
+  /** Node id → samples for the send ranking (ranking.ts); not stored. */
+  rank?: Record<string, RankSamples>;
 }
 
 export function emptyCounts(): LandingCounts {

@@ -8,6 +8,7 @@
 
 import { tokenNodeKey, type LandingRow } from '../store/types.js';
 import { addCounts, emptyCounts, type LandingCounts, type LandingDelta } from './counts.js';
+import type { SendRanking } from './ranking.js';
 
 /** Distinct nodes, and distinct tokens, kept at most (each). */
 export const DEFAULT_MAX_KEYS = 10_000;
@@ -58,6 +59,8 @@ export class LandingFigures {
   private pending = new Map<string, LandingRow>();
   private readonly now: () => number;
   readonly maxKeys: number;
+  /** Where the reports' send-ranking samples go (docs/landing.md "Sends go where they land"); null: nowhere. */
+  ranking: SendRanking | null = null;
 
   constructor(opts: LandingFiguresOptions = {}) {
     this.now = opts.now ?? Date.now;
@@ -67,6 +70,7 @@ export class LandingFigures {
   /** Adds one report's counts; malformed entries are skipped (a delta is plain data from another thread). */
   add(delta: LandingDelta): void {
     const hour = Math.floor(this.now() / HOUR_MS) * HOUR_MS;
+    if (delta.rank !== undefined) this.ranking?.add(delta.rank);
     this.addKind(this.byNode, 'node', delta.nodes, hour);
     this.addKind(this.byToken, 'token', delta.tokens, hour);
     const pairs = delta.tokenNodes;

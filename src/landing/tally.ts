@@ -5,6 +5,7 @@
 // makes no string.
 
 import { emptyCounts, slotBucket, type LandingCounts, type LandingDelta } from './counts.js';
+import type { RankSamples } from './ranking.js';
 
 /** What a count is of (the LandingCounts field it adds to). */
 export type Outcome = 'landed' | 'expired' | 'failed' | 'untracked';
@@ -13,6 +14,8 @@ export class LandingTally {
   private nodes = new Map<string, LandingCounts>();
   private tokens = new Map<string, LandingCounts>();
   private tokenNodes = new Map<string, Map<string, LandingCounts>>();
+  /** Per node: samples for the send ranking (ranking.ts). */
+  private ranks = new Map<string, RankSamples>();
   private empty = true;
 
   private cell(map: Map<string, LandingCounts>, key: string): LandingCounts {
@@ -55,6 +58,19 @@ export class LandingTally {
     this.count(this.cell(this.tokens, token), outcome, bucket);
   }
 
+  /** A tracked transaction's ranking outcome, once: seen in a block within overdueSlots (taking `slots`), or not. */
+  ranked(nodes: readonly string[], inTime: boolean, slots: number): void {
+    for (const n of nodes) {
+      let r = this.ranks.get(n);
+      if (r === undefined) this.ranks.set(n, (r = { inTime: 0, late: 0, slots: 0 }));
+      if (inTime) {
+        r.inTime++;
+        r.slots += Math.max(0, slots);
+      } else r.late++;
+    }
+    this.empty = false;
+  }
+
   private count(c: LandingCounts, outcome: Outcome, bucket: number): void {
     c[outcome]++;
     if (bucket >= 0) c.slots[bucket]!++;
@@ -66,6 +82,8 @@ export class LandingTally {
     const tokenNodes: Record<string, Record<string, LandingCounts>> = {};
     for (const [token, nodes] of this.tokenNodes) tokenNodes[token] = Object.fromEntries(nodes);
     const out: LandingDelta = { nodes: Object.fromEntries(this.nodes), tokens: Object.fromEntries(this.tokens), tokenNodes };
+    if (this.ranks.size > 0) out.rank = Object.fromEntries(this.ranks);
+    this.ranks = new Map();
     this.nodes = new Map();
     this.tokens = new Map();
     this.tokenNodes = new Map();

@@ -39,6 +39,8 @@ const fields = new SolanaFields();
 class Tracked {
   /** A status was seen at some commitment: it is in a block, resending is over. */
   seen = false;
+  /** Its send-ranking outcome was counted (ranking.ts): in time, or overdue. */
+  ranked = false;
   nextResendAt: number;
   constructor(
     readonly signature: string,
@@ -86,6 +88,8 @@ export class LandingTracker implements CallOwner {
   private maxTracked = 0;
   private rebroadcastMs = 0;
   private fanout = 1;
+  /** routing.landing.ranking.overdueSlots; 0 when ranking is off (no samples are counted). */
+  private overdueSlots = 0;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
   private lastPollAt = 0;
@@ -112,6 +116,8 @@ export class LandingTracker implements CallOwner {
     this.maxTracked = l.maxTracked;
     this.rebroadcastMs = l.rebroadcastMs;
     this.fanout = config.routing.broadcast.fanout;
+    const r = l.ranking;
+    this.overdueSlots = r.enabled ? r.overdueSlots : 0;
     while (this.tracked.size > this.maxTracked) this.dropOldest();
   }
 
@@ -175,6 +181,7 @@ export class LandingTracker implements CallOwner {
 
   private end(t: Tracked, outcome: Outcome, slot: number): void {
     this.tracked.delete(t.signature);
+    if (outcome === 'expired') this.rank(t, false, 0);
     this.tally.ended(outcome, t.nodes, t.token, slot - t.sentSlot);
     // Each transaction's own outcome, for an operator following one (log.level debug).
     const log = this.parts.log;
@@ -182,6 +189,13 @@ export class LandingTracker implements CallOwner {
       const landedAt = outcome === 'landed' || outcome === 'failed' ? { slot, slots: slot - t.sentSlot } : {};
       log.debug({ signature: t.signature, outcome, ...landedAt, ms: this.now() - t.sentAt, nodes: t.nodes }, 'tracked transaction ended');
     }
+  }
+
+  /** Counts `t` for the send ranking, once. */
+  private rank(t: Tracked, inTime: boolean, slots: number): void {
+    if (t.ranked || this.overdueSlots === 0) return;
+    t.ranked = true;
+    this.tally.ranked(t.nodes, inTime, slots);
   }
 
   /** The highest processed slot any node's chain view holds, else what the last poll saw. */
@@ -285,10 +299,14 @@ export class LandingTracker implements CallOwner {
       if (t.sentSlot === 0 && answer.slot > 0) t.sentSlot = answer.slot;
       if (s !== null) {
         t.seen = true;
+        const slots = s.slot - t.sentSlot;
+        this.rank(t, slots <= this.overdueSlots, slots);
         if (s.level >= this.commitment) this.end(t, s.failed ? 'failed' : 'landed', s.slot);
         continue;
       }
-      // No status: expired once its blockhash is no longer valid on the freshest node.
+      // No status: overdue for the ranking once overdueSlots passed since it was sent.
+      if (!t.ranked && t.sentSlot > 0 && answer.slot - t.sentSlot > this.overdueSlots) this.rank(t, false, 0);
+      // Expired once its blockhash is no longer valid on the freshest node.
       if (t.blockhash !== null && answer.valid.get(t.blockhash) === false) this.end(t, 'expired', 0);
       else if (now - t.sentAt > (t.blockhash === null ? MAX_AGE_MS : HARD_MAX_AGE_MS)) this.end(t, 'untracked', 0);
     }

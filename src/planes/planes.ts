@@ -19,6 +19,7 @@ import type { TokenTable } from '../gateway/token-table.js';
 import type { ConsumptionTally } from '../limits/consumption-tally.js';
 import { createLimitBuffers, RateLimiter } from '../limits/limiter.js';
 import { LandingFigures } from '../landing/figures.js';
+import { SendRanking } from '../landing/ranking.js';
 import type { Logger } from '../log.js';
 import { GatewayMetrics } from '../metrics/prometheus.js';
 import type { StopList } from '../stop-list.js';
@@ -130,6 +131,11 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
   const { services, state } = plane.serving;
   const tracker = services.landing;
   if (tracker !== null) {
+    const pool = plane.pool;
+    landing.ranking = new SendRanking(
+      () => pool.rankingSettings,
+      () => pool.nodes,
+    );
     // What a worker's report does once a second; the stop (newest first) folds in the last counts.
     const fold = (): void => {
       const d = tracker.tally.drain();
@@ -200,6 +206,11 @@ export async function workerPlanes(
   const metrics = new GatewayMetrics({ nodes: () => pool.nodes, inflight });
   // What the workers' landing reports add into.
   const landing = new LandingFigures();
+  if (config.chain === 'solana')
+    landing.ranking = new SendRanking(
+      () => pool.rankingSettings,
+      () => pool.nodes,
+    );
   await startAccounts(usage, landing);
   if (config.rpc.port !== 0) {
     const lock = await lockRpcPort(config.rpc.host, config.rpc.port);

@@ -61,6 +61,7 @@ export function nodeHealth(pool: NodePool): NodeHealth[] {
     probeMs: n.ewmaMs,
     mark: n.mark.buffer,
     chain: n.chain.buffer,
+    rank: n.rank.buffer,
     book: pool.fresh?.book.buffer,
     freshCounts: pool.fresh?.counts.buffer as SharedArrayBuffer | undefined,
   }));

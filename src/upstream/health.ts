@@ -36,6 +36,8 @@ export interface NodeHealthUpdate {
   /** The node's high-water mark (routing/high-water.ts) and chain view (solana/chain-view.ts). */
   mark?: SharedArrayBuffer;
   chain?: SharedArrayBuffer;
+  /** Its send-ranking cell (routing/send-rank.ts). */
+  rank?: SharedArrayBuffer;
   /** The pool's blockhash book and fresh-routing counters (solana/); absent for EVM pools. */
   book?: SharedArrayBuffer | undefined;
   freshCounts?: SharedArrayBuffer | undefined;

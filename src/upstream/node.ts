@@ -3,6 +3,7 @@
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
 import { NodeMark } from '../routing/high-water.js';
+import { RankCell, type RankedNode } from '../routing/send-rank.js';
 import { ChainView } from '../solana/chain-view.js';
 import type { MarkedNode } from '../routing/keyed-pick.js';
 import type { NodeStateName, NodeView } from '../routing/node-view.js';
@@ -51,7 +52,7 @@ function newUndiciClient(url: string, connections: number, connectTimeoutMs: num
   return new undiciClient(url, connections, connectTimeoutMs);
 }
 
-export class UpstreamNode implements NodeView, MarkedNode {
+export class UpstreamNode implements NodeView, MarkedNode, RankedNode {
   readonly id: string;
   readonly url: string;
   readonly origin: string;
@@ -71,6 +72,8 @@ export class UpstreamNode implements NodeView, MarkedNode {
   readonly mark: NodeMark;
   /** Its processed, confirmed and finalized slots (docs/solana-routing.md "Chain view"). */
   readonly chain: ChainView;
+  /** Its send-ranking score, written by the control plane (docs/landing.md "Sends go where they land"). */
+  readonly rank: RankCell;
   /** Usable at the last routing refresh (a change to usable makes it returning: docs/routing.md "Monotonic reads"). */
   wasUsable: boolean;
   /** The slot of the last probe the routing refresh saw (a lower one means the node went back). */
@@ -122,6 +125,7 @@ export class UpstreamNode implements NodeView, MarkedNode {
     this.expectLag = spec.expectLag === true;
     this.mark = new NodeMark();
     this.chain = new ChainView();
+    this.rank = new RankCell();
     this.wasUsable = true;
     this.lastProbedSlot = -1;
     this.weight = spec.weight;

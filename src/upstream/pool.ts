@@ -9,11 +9,12 @@ import { KeyedPicker, knownAt, markFloor, WAIT, type PreviousMap } from '../rout
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, routable, usable } from '../routing/node-view.js';
-import { pickNode } from '../routing/select.js';
+import { pickUnkeyed, sendRankOf, type PickSettings } from '../routing/send-rank.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { HealthChecker, healthOptionsOf, type HealthOptions, type NodeHealthUpdate } from './health.js';
 import { nextNodeSet, type NodeSetChange } from './node-set.js';
+import { applyWorkerHealth } from './worker-health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
@@ -51,6 +52,10 @@ export class NodePool implements Router {
   /** routing.methods (docs/routing.md "Label routing"); empty when none. */
   private methodConfig: Config['routing']['methods'];
   methodRules: Map<string, MethodRule>;
+  /** Landing-aware send routing (docs/landing.md "Sends go where they land"); null when off. */
+  private sendRank: PickSettings | null = null;
+  /** routing.landing.ranking as configured now (the control plane's ranking reads it). */
+  rankingSettings: Config['routing']['landing']['ranking'];
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -96,6 +101,8 @@ export class NodePool implements Router {
     this.waitMs = config.affinity.monotonicWaitMs;
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.sendRank = sendRankOf(config);
+    this.rankingSettings = config.routing.landing.ranking;
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log[node.stateChangeLevel(from)]({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
@@ -132,11 +139,11 @@ export class NodePool implements Router {
 
   private pick(call: RouteRequest, tried: number): UpstreamNode | null {
     const rule = this.methodRules.size === 0 ? null : (this.methodRules.get(call.method) ?? null);
-    if (rule === null) return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
+    if (rule === null) return call.slot < 0 ? pickUnkeyed(this.nodes, call.method, tried, this.sendRank) : this.keyed(call, tried, null);
     // Label routing: the method's nodes only; the others when none is usable and fallback is any.
-    const n = call.slot < 0 ? pickNode(this.nodes, tried | rule.exclude) : this.keyed(call, tried, rule.allowed);
+    const n = call.slot < 0 ? pickUnkeyed(this.nodes, call.method, tried | rule.exclude, this.sendRank) : this.keyed(call, tried, rule.allowed);
     if (n !== null || this.waiting || !rule.fallbackAny) return n;
-    return call.slot < 0 ? pickNode(this.nodes, tried) : this.keyed(call, tried, null);
+    return call.slot < 0 ? pickUnkeyed(this.nodes, call.method, tried, this.sendRank) : this.keyed(call, tried, null);
   }
 
   /**
@@ -270,39 +277,9 @@ export class NodePool implements Router {
     this.rateTimer.unref();
   }
 
-  /**
-   * A data-plane worker takes the control plane's probe results: one prober for every
-   * worker. A node this worker ejected stays out until its own backoff ends, even if a
-   * result sent before the control plane heard of the ejection says otherwise.
-   */
+  /** A data-plane worker takes the control plane's probe results (worker-health.ts). */
   applyHealth(nodes: readonly NodeHealthUpdate[]): void {
-    const now = Date.now();
-    let topology = false;
-    for (const h of nodes) {
-      const n = this.byId(h.id);
-      if (n === undefined) continue;
-      if (h.mark !== undefined) n.mark.attach(h.mark);
-      if (h.chain !== undefined) n.chain.attach(h.chain);
-      if (h.book !== undefined && h.freshCounts !== undefined && this.fresh !== null) this.fresh.attachBook(h.book, h.freshCounts);
-      n.slot = h.slot;
-      // As the prober seeds an inline node's latency (see health.ts seedLatency).
-      if (n.requests === 0 && h.probeMs > 0) n.ewmaMs = h.probeMs;
-      if (n.weight !== h.weight || n.drained !== h.drained) {
-        const draining = h.drained && !n.drained;
-        n.weight = h.weight;
-        n.drained = h.drained;
-        topology = true;
-        if (draining) for (const l of this.unusableListeners) l(n);
-      }
-      if (n.state === h.state || (n.state === 'ejected' && now < n.ejectedUntil)) continue;
-      const before = n.state;
-      n.state = h.state;
-      if (h.state === 'ejected') n.ejectedUntil = h.ejectedUntil;
-      else if (before === 'ejected') n.readmit();
-      if (!answersProbes(n)) for (const l of this.unusableListeners) l(n);
-    }
-    if (topology) this.onTopologyChange();
-    else this.refreshRouting();
+    applyWorkerHealth(this, nodes);
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -356,6 +333,8 @@ export class NodePool implements Router {
     }
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.sendRank = sendRankOf(config);
+    this.rankingSettings = config.routing.landing.ranking;
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, healthOptionsOf(config));

@@ -318,7 +318,7 @@ nodes:
 tokens:                            # static tokens, optional
   - { token: \${DEMO_TOKEN}, stack: demo }
 limits: { maxBodyBytes: 1048576, maxBatch: 1000, upstreamTimeoutMs: 30000 }
-routing: { upstreamBatch: 100, maxAttempts: 3, autoAffinityMethods: [getLatestBlockhash, isBlockhashValid, sendTransaction, simulateTransaction], noRetryMethods: [] }
+routing: { upstreamBatch: 100, maxAttempts: 3, autoAffinityMethods: [getLatestBlockhash, isBlockhashValid, simulateTransaction], noRetryMethods: [] }
 affinity: { seed: 0, keyRate: 100, keyBurst: 200 }
 health: { intervalMs: 1000, maxSlotLag: 32 }
 ws: { maxSubscriptionsPerConnection: 100, maxConnectionsPerToken: 100, maxMessageBytes: 65536 }

@@ -131,7 +131,7 @@ t.test('key affinity: whole batches on the key slot; without a key the client IP
 
 t.test('automatic IP affinity: a default-mode batch with such a method goes whole to the IP slot', async (t) => {
   const s = setup({ routing: { upstreamBatch: 1 } });
-  const auto = send(s, batch(['getSlot', 'sendTransaction']));
+  const auto = send(s, batch(['getSlot', 'simulateTransaction']));
   await answerOf(auto.responder);
   t.same(s.router.slots, ['198.51.100.7'.length]);
   t.equal(s.router.attempts().length, 1, 'whole');
@@ -141,7 +141,7 @@ t.test('automatic IP affinity: a default-mode batch with such a method goes whol
   t.same(s.router.slots.slice(1), [-1, -1], 'split, default routing');
   t.equal(plain.responder.ipReads, 0);
   // Methods are looked up once per run of equal names: the one after a run still counts.
-  const late = send(s, batch(['getSlot', 'getSlot', 'getSlot', 'sendTransaction']));
+  const late = send(s, batch(['getSlot', 'getSlot', 'getSlot', 'simulateTransaction']));
   await answerOf(late.responder);
   t.same(s.router.slots.slice(3), ['198.51.100.7'.length], 'after a run of another method: whole, to the IP slot');
   t.equal(late.responder.ipReads, 1);
