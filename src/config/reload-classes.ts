@@ -43,6 +43,10 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'nodes.*.weight': 'live',
   'nodes.*.labels': 'live',
   'nodes.*.expectLag': 'live',
+  // Per-node budgets and method lists: classed ahead of their schema keys, each compared whole;
+  // applyNodeSettings is where they are rebuilt.
+  'nodes.*.budget': 'live',
+  'nodes.*.methods': 'live',
   tokens: 'live',
   'limits.maxBodyBytes': 'live',
   'limits.maxBatch': 'live',

@@ -20,10 +20,9 @@ const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._z
 function schemaLeaves(s: z.ZodType, path: string, out: string[]): void {
   const d = defOf(s);
   if (d.type === 'optional' || d.type === 'nullable') {
-    const inner = defOf(d.innerType!);
-    if (inner.type === 'object') out.push(path);
-    if (inner.type === 'object') schemaLeaves(d.innerType!, path, out);
-    else out.push(path);
+    out.push(path);
+    // An optional mapping is walked when the table has rows under it (`tls`), else compared whole.
+    if (defOf(d.innerType!).type === 'object' && Object.keys(RELOAD_CLASSES).some((k) => k.startsWith(path + '.'))) schemaLeaves(d.innerType!, path, out);
     return;
   }
   if (d.type === 'object') {
@@ -41,6 +40,9 @@ function schemaLeaves(s: z.ZodType, path: string, out: string[]): void {
   out.push(path);
 }
 
+/** Classed before the schema has them (per-node budgets and method lists); gone from here once it does. */
+const AHEAD = ['nodes.*.budget', 'nodes.*.methods'];
+
 t.test('every key of the config schema has a reload class, and every class a key', async (t) => {
   const leaves: string[] = [];
   schemaLeaves(ConfigSchema as unknown as z.ZodType, '', leaves);
@@ -51,9 +53,14 @@ t.test('every key of the config schema has a reload class, and every class a key
     'schema keys without a class in RELOAD_CLASSES',
   );
   t.same(
-    Object.keys(RELOAD_CLASSES).filter((k) => !leaves.includes(k)),
+    Object.keys(RELOAD_CLASSES).filter((k) => !leaves.includes(k) && !AHEAD.includes(k)),
     [],
     'classes of keys the schema no longer has',
+  );
+  t.same(
+    AHEAD.filter((k) => leaves.includes(k)),
+    [],
+    'keys classed ahead that the schema now has: take them out of AHEAD (and document them in docs/configuration.md "Reload")',
   );
 });
 
@@ -68,7 +75,7 @@ t.test('docs/configuration.md "Reload" lists every key with its class', async (t
     if (cells.length < 5 || !cells[1]!.startsWith('`')) continue;
     for (const m of cells[1]!.matchAll(/`([^`]+)`/g)) documented[m[1]!.replaceAll('<id>', '*')] = cells[2]!;
   }
-  t.same(documented, RELOAD_CLASSES);
+  t.same(documented, Object.fromEntries(Object.entries(RELOAD_CLASSES).filter(([k]) => !AHEAD.includes(k))));
 });
 
 const base = (): Config =>
@@ -139,6 +146,18 @@ t.test('the diff: nodes added, removed, reordered; tls on and off; optional keys
     [
       ['tls.cert', true],
       ['tls.ca', true],
+    ],
+  );
+});
+
+t.test('a node budget or method list is one live key, compared whole', async (t) => {
+  const a = { nodes: [{ id: 'a', url: 'http://h/', weight: 1, budget: { rate: 1, burst: 2 } }] };
+  const b = { nodes: [{ id: 'a', url: 'http://h/', weight: 1, budget: { rate: 5, burst: 2 }, methods: { only: ['getSlot'] } }] };
+  t.same(
+    configDiff(a, b).map((c) => [c.path, c.live]),
+    [
+      ['nodes.a.budget', true],
+      ['nodes.a.methods', true],
     ],
   );
 });
