@@ -2,11 +2,10 @@
 // to the running gateway without touching client connections. A file that does not validate
 // changes nothing. What the file changed is applied when its key is live, and listed under
 // restartRequired (and left as it runs) when not: the classes are config/reload-classes.ts's
-// table, and the answer lists every change with its old and new value, secrets redacted. Live
-// changes made through the admin API to things the file did not change (a node's weight, a
-// drain) are kept. With TLS, the
-// certificate files are read again too and, when their bytes changed, served to new
-// connections (docs/configuration.md "TLS").
+// table (docs/configuration.md "Reload"), and the answer lists every change with its old and
+// new value, secrets redacted. Live changes made through the admin API to things the file did
+// not change (a node's weight, a drain) are kept. With TLS, the certificate files are read
+// again too and, when their bytes changed, served to new connections (docs/configuration.md "TLS").
 
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';
