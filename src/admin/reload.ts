@@ -1,13 +1,16 @@
 // Config reload (POST /admin/reload, SIGHUP): read the file again, validate it, and apply it
 // to the running gateway without touching client connections. A file that does not validate
-// changes nothing. What the file changed is applied; live changes made through the admin API
-// to things the file did not change (a node's weight, a drain) are kept. With TLS, the
-// certificate files are read again too and, when their bytes changed, served to new
-// connections (docs/configuration.md "TLS").
+// changes nothing. What the file changed is applied when its key is live, and listed under
+// restartRequired (and left as it runs) when not: the classes are config/reload-classes.ts's
+// table (docs/configuration.md "Reload"), and the answer lists every change with its old and
+// new value, secrets redacted. Live changes made through the admin API to things the file did
+// not change (a node's weight, a drain) are kept. With TLS, the certificate files are read
+// again too and, when their bytes changed, served to new connections (docs/configuration.md "TLS").
 
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { configDiff, revertChange, shownChange } from '../config/reload-classes.js';
 import { changedTlsFiles, type TlsMaterial } from '../config/tls.js';
 import { staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
 import { hashToken } from '../token-format.js';
@@ -30,66 +33,25 @@ export interface ReloadSummary {
   nodes: {
     added: string[];
     removed: string[];
-    /** Same id, new url: a new connection pool; the old one finishes its in-flight requests. */
+    /** Same id, new url or ws: a new connection pool; the old one finishes its in-flight requests. */
     replaced: string[];
+    /** Weights the file changed, as they were running (an admin API change included) and are now. */
     weights: Record<string, { from: number; to: number }>;
   };
   /** Static tokens (`tokens:` in the file). */
   tokens: { added: number; removed: number; changed: number };
-  /** Changed settings now in effect (paths like `limits.maxBatch`; `tls.cert` also when only the file's contents changed). */
+  /** Changed keys now in effect (`limits.maxBatch`, `nodes.a.labels`; `tls.cert` also when only the file's contents changed). */
   applied: string[];
-  /** Changed settings that take effect only after a restart. */
+  /** Changed keys that take effect only after a restart; they keep running as they were. */
   restartRequired: string[];
+  /** Every changed key of `applied` and `restartRequired`, in the file before and now (secrets redacted, absent = null). */
+  changes: Record<string, { from: unknown; to: unknown }>;
 }
-
-/** Settings applied live; any other changed path needs a restart (`tls` itself: turning TLS on or off). */
-const LIVE = [
-  'chain',
-  'admin.token',
-  'headers',
-  'exposeNode',
-  'cors',
-  'trustedProxies',
-  'limits',
-  'routing',
-  'affinity.keyRate',
-  'affinity.keyBurst',
-  'affinity.monotonic',
-  'affinity.monotonicWaitMs',
-  'rateLimits',
-  'health',
-  'log',
-  'tls.cert',
-  'tls.key',
-  'tls.ca',
-  'shutdown',
-];
 
 /** What a reload reconfigures beside the node pool: the request path's settings and services (or, with worker threads, the control plane's share of them). */
 export interface ReloadTarget {
   reconfigure(next: Config): void;
 }
-
-/** Changed paths, one or two levels deep (`limits.maxBatch`, `exposeNode`); nodes and tokens excluded. */
-function changedPaths(a: Config, b: Config): string[] {
-  const out: string[] = [];
-  const same = (x: unknown, y: unknown): boolean => JSON.stringify(x) === JSON.stringify(y);
-  for (const k of Object.keys(b) as (keyof Config)[]) {
-    if (k === 'nodes' || k === 'tokens') continue;
-    const x = a[k] as unknown;
-    const y = b[k] as unknown;
-    if (same(x, y)) continue;
-    if (typeof y === 'object' && y !== null && !Array.isArray(y) && typeof x === 'object' && x !== null) {
-      // Both sides' keys: an optional one (`tls.ca`) may be on one side only.
-      for (const sub of new Set([...Object.keys(x), ...Object.keys(y)])) {
-        if (!same((x as Record<string, unknown>)[sub], (y as Record<string, unknown>)[sub])) out.push(`${k}.${sub}`);
-      }
-    } else out.push(k);
-  }
-  return out;
-}
-
-const isLive = (path: string): boolean => LIVE.some((p) => path === p || path.startsWith(p + '.'));
 
 export interface ReloadParts {
   /** The file the gateway was started with; null in demo mode (nothing to reload). */
@@ -191,30 +153,16 @@ export class Reloader {
   private async apply(next: Config, certificates: string[]): Promise<ReloadSummary> {
     const { pool, target, tokens, log } = this.parts;
     const prev = this.current;
-    const paths = changedPaths(prev, next);
+    const diff = configDiff(prev, next);
+    // What needs a restart keeps its running value before anything is applied, so nothing
+    // below sees it, and later reloads compare against what runs.
+    for (const c of diff) if (!c.live) revertChange(next, prev, c);
 
-    // Nodes: the set, then weights the file changed for nodes that stay.
+    // Nodes: the set (new url or ws: a new pool), then every other setting of the nodes kept.
     const nodes = { added: [] as string[], removed: [] as string[], replaced: [] as string[], weights: {} as Record<string, { from: number; to: number }> };
-    const before = JSON.stringify(prev.nodes);
-    if (before !== JSON.stringify(next.nodes)) {
-      const set = await pool.replaceNodes(next.nodes);
-      Object.assign(nodes, set);
-      const prevSpec = new Map(prev.nodes.map((s) => [s.id, s]));
-      let reweighted = false;
-      for (const spec of next.nodes) {
-        const old = prevSpec.get(spec.id);
-        const node = pool.byId(spec.id);
-        if (node !== undefined) node.expectLag = spec.expectLag === true;
-        if (old === undefined || node === undefined || set.replaced.includes(spec.id) || old.weight === spec.weight) continue;
-        nodes.weights[spec.id] = { from: node.weight, to: spec.weight };
-        node.weight = spec.weight;
-        reweighted = true;
-        // Weight 0 in the file means drained; leaving 0 undrains. As a PATCH does: WebSocket
-        // subscriptions leave a drained node and health listeners hear of it.
-        if (spec.weight === 0) pool.setDrained(spec.id, true);
-        else if (old.weight === 0) pool.setDrained(spec.id, false);
-      }
-      if (reweighted) pool.onTopologyChange();
+    if (diff.some((c) => c.pattern === 'nodes' || c.pattern.startsWith('nodes.'))) {
+      Object.assign(nodes, await pool.replaceNodes(next.nodes));
+      nodes.weights = pool.applyNodeSettings(next.nodes, prev.nodes);
     }
 
     // Static tokens: replace the previous file's entries (tokens from the store stay).
@@ -240,22 +188,19 @@ export class Reloader {
     if (prev.log.level !== next.log.level) log.level = next.log.level;
     if (prev.admin.token !== next.admin.token) this.parts.setAdminToken(next.admin.token);
 
-    const applied = paths.filter(isLive);
-    for (const field of certificates) if (!applied.includes(field)) applied.push(field);
-    const restartRequired = paths.filter((p) => !isLive(p));
-    // What runs keeps the old values of settings that need a restart, so later reloads
-    // compare against what is running.
-    for (const p of restartRequired) {
-      const [top, sub] = p.split('.') as [keyof Config, string | undefined];
-      const n = next as unknown as Record<string, Record<string, unknown>>;
-      const o = prev as unknown as Record<string, Record<string, unknown>>;
-      if (sub === undefined) n[top] = o[top]!;
-      else n[top]![sub] = o[top]![sub];
+    const applied = diff.filter((c) => c.live).map((c) => c.path);
+    const restartRequired = diff.filter((c) => !c.live).map((c) => c.path);
+    const changes: ReloadSummary['changes'] = {};
+    for (const c of diff) changes[c.path] = shownChange(c);
+    // A certificate file whose contents changed under the same path: the path on both sides.
+    for (const field of certificates) {
+      if (applied.includes(field)) continue;
+      applied.push(field);
+      const file = next.tls?.[field.slice(4) as 'cert' | 'key' | 'ca'] ?? null;
+      changes[field] = { from: file, to: file };
     }
     this.current = next;
-    const nodesChanged = nodes.added.length + nodes.removed.length + nodes.replaced.length + Object.keys(nodes.weights).length > 0;
-    const changed =
-      nodesChanged || tok.added + tok.removed + tok.changed > 0 || paths.length > 0 || certificates.length > 0 || before !== JSON.stringify(next.nodes);
-    return { changed, nodes, tokens: tok, applied, restartRequired };
+    const changed = diff.length > 0 || certificates.length > 0;
+    return { changed, nodes, tokens: tok, applied, restartRequired, changes };
   }
 }

@@ -1,15 +1,16 @@
-// A reload's new node set (docs/configuration.md): nodes whose id and url stay are kept as they
-// are (pool, state, counters); new nodes, and nodes whose url changed, get a free bit and are
-// probed once before they take traffic.
+// A reload's new node set (docs/configuration.md "Reload"): nodes whose id, url and ws stay are
+// kept as they are (pool, state, counters; NodePool.applyNodeSettings then applies their other
+// settings); new nodes, and nodes whose url or ws changed, get a free bit and are probed once
+// before they take traffic.
 
 import { applyProbe, bestSlotAfterProbes, probe, type HealthOptions } from './health.js';
-import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
+import { UpstreamNode, wsUrlOf, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 
 /** What a reload did to the node set, by id. */
 export interface NodeSetChange {
   added: string[];
   removed: string[];
-  /** Same id, new url: a new connection pool; the old one finishes its in-flight requests. */
+  /** Same id, new url or ws: a new connection pool; the old one finishes its in-flight requests. */
   replaced: string[];
 }
 
@@ -25,7 +26,7 @@ export async function nextNodeSet(
   const kept = new Set<UpstreamNode>();
   for (const s of specs) {
     const n = current.get(s.id);
-    if (n !== undefined && n.url === s.url) kept.add(n);
+    if (n !== undefined && n.url === s.url && n.wsUrl === wsUrlOf(s)) kept.add(n);
   }
   const usedBits = new Set([...kept].map((n) => 31 - Math.clz32(n.bit)));
   const fresh = new Map<string, UpstreamNode>();

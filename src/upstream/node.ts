@@ -39,6 +39,9 @@ export interface ClientOptions {
 
 const EWMA_ALPHA = 0.2;
 
+/** A node's WebSocket: `ws` from the config, else the HTTP URL with a ws scheme. */
+export const wsUrlOf = (spec: NodeSpec): string => spec.ws ?? spec.url.replace(/^http/i, 'ws');
+
 let undiciClient: typeof UndiciClient | null = null;
 
 /** `upstream.client: undici` needs this awaited before its nodes are made: undici (a large
@@ -65,7 +68,8 @@ export class UpstreamNode implements NodeView, MarkedNode, RankedNode {
   readonly client: UpstreamClient;
   /** Health probes: connections of their own, so they never queue behind traffic. */
   readonly probes: ProbeClient;
-  readonly labels: Readonly<Record<string, string>> | undefined;
+  /** nodes[].labels (label routing); a reload may change them (NodePool.applyNodeSettings). */
+  labels: Readonly<Record<string, string>> | undefined;
   /** nodes[].expectLag: falling behind is its purpose, not news (a reload may change it). */
   expectLag: boolean;
   /** Highest slot served to affinity keys, shared by every worker (docs/routing.md "Monotonic reads"). */
@@ -109,7 +113,7 @@ export class UpstreamNode implements NodeView, MarkedNode, RankedNode {
     this.url = spec.url;
     this.origin = u.origin;
     this.path = (u.pathname || '/') + u.search;
-    this.wsUrl = spec.ws ?? spec.url.replace(/^http/i, 'ws');
+    this.wsUrl = wsUrlOf(spec);
     this.bit = 1 << Math.min(index, 31);
     this.client =
       co.client === 'undici'

@@ -14,12 +14,13 @@ import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { HealthChecker, healthOptionsOf, type HealthOptions, type NodeHealthUpdate } from './health.js';
 import { nextNodeSet, type NodeSetChange } from './node-set.js';
-import { applyWorkerHealth } from './worker-health.js';
 import { UpstreamNode, type ClientOptions, type EjectPolicy, type NodeSpec } from './node.js';
 import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
 import { archiveBitsOf, learnBlockhash, retryOnAnotherNode } from './answer-retry.js';
+import { applyHealthUpdates } from './apply-health.js';
+import { settleNodes } from './node-settings.js';
 import { ChainWatches } from './chain-watch.js';
 
 export class NodePool implements Router {
@@ -277,9 +278,9 @@ export class NodePool implements Router {
     this.rateTimer.unref();
   }
 
-  /** A data-plane worker takes the control plane's probe results (worker-health.ts). */
+  /** A data-plane worker takes the control plane's probe results (./apply-health.ts). */
   applyHealth(nodes: readonly NodeHealthUpdate[]): void {
-    applyWorkerHealth(this, nodes);
+    applyHealthUpdates(this, nodes);
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -291,10 +292,30 @@ export class NodePool implements Router {
     this.rebuildKeyMap();
     // Keys the change moves leave their old node only for one that caught up with it.
     if (this.picker.monotonic) this.previous = { map, nodes, floor: markFloor(nodes) };
-    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
-    this.archiveBits = archiveBitsOf(this.nodes);
+    this.rebuildNodeRules();
     if (this.probes && this.hasher !== null) this.syncWatches();
     this.refreshRouting();
+  }
+
+  /** What follows the nodes' labels: label routing's rules and the archive nodes. */
+  private rebuildNodeRules(): void {
+    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.archiveBits = archiveBitsOf(this.nodes);
+  }
+
+  /**
+   * Reload, after replaceNodes(): where every per-node setting the file may change live is
+   * applied, on the control plane and on every data-plane worker (each runs its own reload):
+   * labels, expectLag, weight and drain (./node-settings.ts), then what is built from them.
+   * Returns the weights the file changed.
+   */
+  applyNodeSettings(specs: readonly NodeSpec[], previous: readonly NodeSpec[]): Record<string, { from: number; to: number }> {
+    const c = settleNodes(this.nodes, specs, previous);
+    if (c.topology) this.onTopologyChange();
+    else this.rebuildNodeRules();
+    for (const n of c.drained) for (const l of this.unusableListeners) l(n);
+    if (c.topology) for (const l of this.healthListeners) l();
+    return c.weights;
   }
 
   /** One chain watch per node of a Solana pool, as the node set changes. */
@@ -332,7 +353,7 @@ export class NodePool implements Router {
       this.fresh.blockhashWaitMs = config.routing.blockhashWaitMs;
     }
     this.methodConfig = config.routing.methods;
-    this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.rebuildNodeRules();
     this.sendRank = sendRankOf(config);
     this.rankingSettings = config.routing.landing.ranking;
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
@@ -343,10 +364,11 @@ export class NodePool implements Router {
   }
 
   /**
-   * Reload: makes the node set match `specs`, in their order. A node with the same id and url
-   * is kept as it is (pool, state, counters, weight: the caller applies weight changes). New
-   * nodes, and nodes whose url changed, are probed once before they take traffic. Nodes that
-   * leave stop being routed at once and are closed after their in-flight requests finish.
+   * Reload: makes the node set match `specs`, in their order. A node with the same id, url and
+   * ws is kept as it is (pool, state, counters, settings: applyNodeSettings() follows). New
+   * nodes, and nodes whose url or ws changed, are probed once before they take traffic. Nodes
+   * that leave stop being routed at once (their WebSocket subscriptions move) and are closed
+   * after their in-flight requests finish.
    */
   async replaceNodes(specs: readonly NodeSpec[]): Promise<NodeSetChange> {
     const { next, fresh, current } = await nextNodeSet(this.nodes, specs, this.policy, this.clientOpts, this.healthOpts);
@@ -354,6 +376,7 @@ export class NodePool implements Router {
     this.nodes = next;
     this.onTopologyChange();
     for (const n of leaving) {
+      for (const l of this.unusableListeners) l(n);
       const closing: Promise<void> = n
         .close()
         .catch(() => n.destroy())

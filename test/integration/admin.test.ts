@@ -470,8 +470,15 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
     changed: true,
     nodes: { added: [], removed: [], replaced: [], weights: { n1: { from: 1, to: 0 } } },
     tokens: { added: 1, removed: 1, changed: 0 },
-    applied: ['limits.maxBatch'],
+    applied: ['nodes.n1.weight', 'tokens', 'limits.maxBatch'],
     restartRequired: ['rpc.host'],
+    // Every change, old → new; tokens by count only.
+    changes: {
+      'rpc.host': { from: '127.0.0.1', to: '127.0.0.2' },
+      'nodes.n1.weight': { from: 1, to: 0 },
+      tokens: { from: '1 token', to: '1 token' },
+      'limits.maxBatch': { from: 1000, to: 2 },
+    },
   });
   t.equal((await f.call('getSlot', NEW_TOKEN)).status, 200, 'the new token works');
   t.equal((await f.call('getSlot', TOKEN)).status, 401, 'the removed token is gone');
@@ -509,7 +516,8 @@ t.test('reload applies weights, tokens, limits and node changes; a bad file chan
   const moved = await admin(f.gw, '/admin/reload', { method: 'POST' });
   t.equal(moved.status, 200, moved.text);
   t.same(moved.json.nodes, { added: ['n2'], removed: ['n0'], replaced: [], weights: {} });
-  t.same(moved.json.applied, ['limits.maxBatch'], 'maxBatch back to its default');
+  t.same(moved.json.applied, ['nodes.n0', 'nodes.n2', 'limits.maxBatch'], 'n0 removed, n2 added, maxBatch back to its default');
+  t.same(moved.json.changes['nodes.n2'], { from: null, to: { id: 'n2', url: s2!.url + '/', weight: 1 } }, 'an added node, as resolved');
   const list = (await admin(f.gw, '/admin/nodes')).json as any[];
   t.same(
     list.map((n) => [n.id, n.state, n.weight]),

@@ -1,18 +1,12 @@
-// A data-plane worker takes the control plane's probe results: one prober for every worker.
-// Each node also attaches the control plane's shared memory (its high-water mark, chain view
-// and send-ranking cell, and the pool's blockhash book), so what the control plane learns is
-// read by every worker with no message per change.
+// A data-plane worker takes the control plane's probe results: one prober for every worker. A
+// node this worker ejected stays out until its own backoff ends, even if a result sent before
+// the control plane heard of the ejection says otherwise.
 
 import { answersProbes } from '../routing/node-view.js';
 import type { NodeHealthUpdate } from './health.js';
 import type { NodePool } from './pool.js';
 
-/**
- * Applies `nodes` to a worker's pool. A node this worker ejected stays out until its own
- * backoff ends, even if a result sent before the control plane heard of the ejection says
- * otherwise.
- */
-export function applyWorkerHealth(pool: NodePool, nodes: readonly NodeHealthUpdate[]): void {
+export function applyHealthUpdates(pool: NodePool, nodes: readonly NodeHealthUpdate[]): void {
   const now = Date.now();
   let topology = false;
   for (const h of nodes) {
