@@ -52,7 +52,7 @@ export interface LandingBenchResult {
   cost: LandingCost;
 }
 
-async function rpc(url: string, method: string, params: unknown[]): Promise<any> {
+export async function rpc(url: string, method: string, params: unknown[]): Promise<any> {
   const r = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -63,16 +63,16 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<any>
   return j.result;
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
+export async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
-    if (Date.now() > end) throw new Error(`landing bench: ${what} within ${ms} ms`);
+    if (Date.now() > end) throw new Error(`bench: ${what} within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** `jumpgate sim --nodes 3` (one cluster); the landing knobs are set once the payer is funded (setLandingKnobs). */
-async function startCluster(slotMs: number): Promise<Proc & { urls: string[] }> {
+export async function startCluster(slotMs: number): Promise<Proc & { urls: string[] }> {
   const child = spawn(process.execPath, [CLI, 'sim', '--nodes', '3', '--port', '0', '--id', 'land', '--slot-ms', String(slotMs)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -84,14 +84,14 @@ async function startCluster(slotMs: number): Promise<Proc & { urls: string[] }> 
 }
 
 /** Each node's landing knobs, over its control API: after the airdrop, which is a transaction too and would be dropped as often. */
-async function setLandingKnobs(urls: string[]): Promise<void> {
+export async function setLandingKnobs(urls: string[], knobs: readonly object[] = NODES): Promise<void> {
   for (let i = 0; i < urls.length; i++) {
-    const r = await fetch(urls[i] + '/sim/control', { method: 'POST', body: JSON.stringify(NODES[i]) });
+    const r = await fetch(urls[i] + '/sim/control', { method: 'POST', body: JSON.stringify(knobs[i]) });
     if (r.status !== 200) throw new Error(`sim control: ${await r.text()}`);
   }
 }
 
-function percentile(sorted: number[], p: number): number | null {
+export function percentile(sorted: number[], p: number): number | null {
   return sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
