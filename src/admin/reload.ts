@@ -7,6 +7,7 @@
 
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';
+import { rpcNodes } from '../config/node-kinds.js';
 import type { Config } from '../config/schema.js';
 import { changedTlsFiles, type TlsMaterial } from '../config/tls.js';
 import { staticTokenRecord, type TokenTable } from '../gateway/token-table.js';
@@ -139,7 +140,7 @@ export class Reloader {
     try {
       next = loadConfig(path);
       this.parts.prepare?.(next);
-      if (next.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required'], path);
+      if (rpcNodes(next.nodes).length === 0) throw new ConfigError(['nodes: at least one node of kind rpc is required'], path);
     } catch (err) {
       if (err instanceof ConfigError) throw new ReloadError(400, err.message);
       throw err;

@@ -2,6 +2,7 @@
 // the affinity slot's node sequence), and the health loop.
 
 import type { Logger } from 'pino';
+import { rpcNodes } from '../config/node-kinds.js';
 import type { Config } from '../config/schema.js';
 import { Errors } from '../errors.js';
 import { answerSlot } from '../routing/answer-slot.js';
@@ -84,7 +85,7 @@ export class NodePool implements Router {
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
     this.healthOpts = healthOptionsOf(config);
-    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
+    this.nodes = rpcNodes(config.nodes).map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
     this.chainWatch = config.health.chainWatch;
     this.watches = new ChainWatches(log);
@@ -370,7 +371,7 @@ export class NodePool implements Router {
    * leave stop being routed at once and are closed after their in-flight requests finish.
    */
   async replaceNodes(specs: readonly NodeSpec[]): Promise<NodeSetChange> {
-    const { next, fresh, current } = await nextNodeSet(this.nodes, specs, this.policy, this.clientOpts, this.healthOpts);
+    const { next, fresh, current } = await nextNodeSet(this.nodes, rpcNodes(specs), this.policy, this.clientOpts, this.healthOpts);
     const leaving = this.nodes.filter((n) => !next.includes(n));
     this.nodes = next;
     this.onTopologyChange();
