@@ -140,7 +140,7 @@ export class Reloader {
     try {
       next = loadConfig(path);
       this.parts.prepare?.(next);
-      if (rpcNodes(next.nodes).length === 0) throw new ConfigError(['nodes: at least one node of kind rpc is required'], path);
+      if (rpcNodes(next.nodes).length === 0) throw new ConfigError(['nodes: at least one node is required (block engines, kind jito, do not count)'], path);
     } catch (err) {
       if (err instanceof ConfigError) throw new ReloadError(400, err.message);
       throw err;

@@ -49,7 +49,7 @@ function configFromFile(path: string, port: number | undefined): Config {
     config.rpc.wsPort = port === 0 ? 0 : port + 1;
   }
   if (rpcNodes(config.nodes).length === 0)
-    throw new ConfigError(['nodes: at least one node of kind rpc is required (or run without --config for the demo)'], path);
+    throw new ConfigError(['nodes: at least one node is required (block engines, kind jito, do not count; or run without --config for the demo)'], path);
   return config;
 }
 

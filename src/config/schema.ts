@@ -65,7 +65,7 @@ const NodeSchema = obj({
     .meta({ description: 'The node is meant to fall behind (a delayed replica): its changes between healthy and lagging are logged at info, not warn' }),
   kind: z.enum(['rpc', 'jito'], expected('one of rpc, jito')).optional().meta({ description: 'rpc (default), or jito: a Jito block engine (docs/jito.md)' }),
   headers: z
-    .record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/), str('a string'), expected('a mapping of header name to value'))
+    .record(str('a header name from [A-Za-z0-9-]', /^[A-Za-z0-9-]{1,64}$/), str('a string'), expected('a mapping of header name to value'))
     .optional()
     .meta({ description: 'A block engine: headers sent with every call, e.g. { "x-jito-auth": "<uuid>" } (never logged)' }),
   rateLimit: z

@@ -105,6 +105,14 @@ t.test('a bundle through the gateway lands on the simulated engine, credited to 
     'both transactions are in the ledger, in the bundle slot',
   );
   t.equal((await h.call('getTipAccounts')).json.result.length, 8);
+  const admin = (path: string) => fetch(h.gw.admin!.url + path, { headers: { authorization: `Bearer ${ADMIN}` } }).then((r) => r.json() as Promise<any>);
+  t.same(await admin('/admin/engines'), [{ id: 'jito-a', url: engine.url, rateLimit: 5 }], 'the engine is listed, without its headers');
+  t.same(
+    (await admin('/admin/nodes')).map((n: { id: string }) => n.id),
+    ['n0'],
+    'the node list holds only the RPC node',
+  );
+  t.equal(h.gw.pool.nodes.length, 1, 'the pool holds only the RPC node');
 
   // Tracked like sends: the engine is the node they went to.
   const view = await eventuallyValue(async () => {
