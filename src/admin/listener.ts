@@ -19,7 +19,7 @@ import { nodesJson, parsePatch } from './views.js';
 const MAX_BODY = 64 * 1024;
 const NODE_PATH = /^\/admin\/nodes\/([^/]+)$/;
 /** The authenticated routes besides /admin/nodes/:id. */
-const ROUTES = new Set(['/metrics', '/admin/status', '/admin/nodes', '/admin/reload', '/admin/ws', '/admin/landing', '/admin/cache']);
+const ROUTES = new Set(['/metrics', '/admin/status', '/admin/nodes', '/admin/engines', '/admin/reload', '/admin/ws', '/admin/landing', '/admin/cache']);
 
 export interface AdminDeps {
   pool: NodePool;
@@ -41,6 +41,8 @@ export interface AdminDeps {
   cache(): object;
   /** GET /admin/status: the runtime, which listener serves and why, the data-plane threads. */
   status(): { node: string; listener: { engine: string; reason: string }; workers: number; draining: boolean };
+  /** GET /admin/engines: the Jito block engines configured now (docs/jito.md), never their headers. */
+  engines(): { id: string; url: string; rateLimit: number }[];
   log: Logger;
 }
 
@@ -127,7 +129,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (!ROUTES.has(path) && nodeMatch === null) {
     throw new HttpError(
       AdminErrors.notFound.status,
-      `no route ${path}; see GET /admin/status, GET /admin/nodes, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /admin/landing, GET /admin/cache, GET /metrics, /healthz, /readyz`,
+      `no route ${path}; see GET /admin/status, GET /admin/nodes, GET /admin/engines, PATCH /admin/nodes/:id, POST /admin/reload, GET /admin/ws, GET /admin/landing, GET /admin/cache, GET /metrics, /healthz, /readyz`,
     );
   }
   authorize(deps, req);
@@ -142,6 +144,10 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   if (path === '/admin/nodes') {
     allow(req, ['GET']);
     return send(res, 200, nodesJson(pool.nodes));
+  }
+  if (path === '/admin/engines') {
+    allow(req, ['GET']);
+    return send(res, 200, deps.engines());
   }
   if (path === '/admin/status') {
     allow(req, ['GET']);

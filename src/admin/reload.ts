@@ -9,6 +9,7 @@
 
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, loadTls } from '../config/load.js';
+import { rpcNodes } from '../config/node-kinds.js';
 import type { Config } from '../config/schema.js';
 import { configDiff, revertChange, shownChange } from '../config/reload-classes.js';
 import { changedTlsFiles, type TlsMaterial } from '../config/tls.js';
@@ -101,7 +102,7 @@ export class Reloader {
     try {
       next = loadConfig(path);
       this.parts.prepare?.(next);
-      if (next.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required'], path);
+      if (rpcNodes(next.nodes).length === 0) throw new ConfigError(['nodes: at least one node is required (block engines, kind jito, do not count)'], path);
     } catch (err) {
       if (err instanceof ConfigError) throw new ReloadError(400, err.message);
       throw err;

@@ -3,6 +3,7 @@
 
 import { startClusterGrpcSource } from '../tools/sim-grpc/cluster-source.js';
 import type { SimGrpcKnobs, SimGrpcSource } from '../tools/sim-grpc/server.js';
+import { startBlockEngine, type BlockEngine, type BlockEngineKnobs } from '../tools/sim/block-engine.js';
 import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js';
 import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
 import { numberFlag, parseFlags, UsageError } from './usage-error.js';
@@ -50,7 +51,14 @@ const GRPC_FLAGS: { flag: string; knob: keyof SimGrpcKnobs; rate: boolean; help:
   { flag: 'grpc-stall-ms', knob: 'stallMs', rate: false, help: 'length of a gRPC stall' },
 ];
 
-export const SIM_HELP = `usage: jumpgate sim --port P [--nodes N] [--id NAME] [--host H] [--grpc-port G] [knob flags]
+/** The block engine's knobs (docs/simulator.md "Block engine"). */
+const ENGINE_FLAGS: { flag: string; knob: keyof BlockEngineKnobs; max: number; help: string }[] = [
+  { flag: 'bundle-land-rate', knob: 'bundleLandRate', max: 1, help: 'fraction of accepted bundles that land (default 1)' },
+  { flag: 'bundle-landing-ms', knob: 'bundleLandingMs', max: 600_000, help: 'delay before an accepted bundle lands (default 400)' },
+  { flag: 'engine-rate-limit', knob: 'engineRateLimit', max: 1_000_000, help: 'calls a second the engine answers, beyond: 429 (default 0: none)' },
+];
+
+export const SIM_HELP = `usage: jumpgate sim --port P [--nodes N] [--id NAME] [--host H] [--grpc-port G] [--engine-port E] [knob flags]
 
 Runs N simulated Solana nodes of one cluster (default 1): node i listens on P+2i (HTTP and
 WebSocket) and P+2i+1 (WebSocket, where @solana/web3.js v1 looks); --port 0 picks free ports.
@@ -60,6 +68,11 @@ Every knob can be changed later with POST /sim/control on a node (docs/simulator
 cluster's slots, account writes, transactions and block metas at the node's lag
 (docs/grpc.md "Simulated sources"); every URL is printed. Its knobs (default 0):
 ${GRPC_FLAGS.map((f) => `  --${(f.flag + ' V').padEnd(18)} ${f.help}`).join('\n')}
+
+--engine-port E starts a Jito block engine of the cluster on E (0: a free port): sendBundle,
+getBundleStatuses, getInflightBundleStatuses, getTipAccounts on /api/v1/bundles, sendTransaction
+on /api/v1/transactions (docs/simulator.md "Block engine"). Its knobs:
+${ENGINE_FLAGS.map((f) => `  --${(f.flag + ' V').padEnd(18)} ${f.help}`).join('\n')}
 
 knob flags (default):
 ${FLAGS.map((f) => `  --${(f.flag + (f.kind === 'bool' ? '' : ' V')).padEnd(18)} ${f.help} (${JSON.stringify(DEFAULT_KNOBS[f.knob])})`).join('\n')}
@@ -105,6 +118,9 @@ export interface CliConfig {
   /** The first node's gRPC port (node i: +i; 0: free ports); null: no gRPC sources. */
   grpcPort: number | null;
   grpcKnobs: Partial<SimGrpcKnobs>;
+  /** The block engine's port (0: free); null: no engine. */
+  enginePort: number | null;
+  engineKnobs: Partial<BlockEngineKnobs>;
   help: boolean;
 }
 
@@ -117,7 +133,9 @@ export function parseSimArgs(argv: string[]): CliConfig {
     nodes: { type: 'string' },
     help: { type: 'boolean' },
     'grpc-port': { type: 'string' },
+    'engine-port': { type: 'string' },
   };
+  for (const f of ENGINE_FLAGS) options[f.flag] = { type: 'string' };
   for (const f of GRPC_FLAGS) options[f.flag] = { type: 'string' };
   for (const f of FLAGS) options[f.flag] = { type: f.kind === 'bool' ? 'boolean' : 'string' };
   const values = parseFlags(argv, options).values as Record<string, string | boolean | undefined>;
@@ -145,8 +163,16 @@ export function parseSimArgs(argv: string[]): CliConfig {
     if (grpcPort === null) throw new UsageError(`--${f.flag} needs --grpc-port`);
     grpcKnobs[f.knob as 'delayMs'] = numberFlag(f.flag, v, false, 0, f.rate ? 1 : 600_000);
   }
+  const enginePort = values['engine-port'] === undefined ? null : numberFlag('engine-port', values['engine-port'] as string, true, 0, 65535);
+  const engineKnobs: Partial<BlockEngineKnobs> = {};
+  for (const f of ENGINE_FLAGS) {
+    const v = values[f.flag];
+    if (typeof v !== 'string') continue;
+    if (enginePort === null) throw new UsageError(`--${f.flag} needs --engine-port`);
+    engineKnobs[f.knob] = numberFlag(f.flag, v, f.max !== 1, 0, f.max);
+  }
   const id = (values.id as string | undefined) ?? `sim-${port}`;
-  return { id, host: (values.host as string | undefined) ?? '127.0.0.1', port, nodes, knobs, lags, grpcPort, grpcKnobs, help };
+  return { id, host: (values.host as string | undefined) ?? '127.0.0.1', port, nodes, knobs, lags, grpcPort, grpcKnobs, enginePort, engineKnobs, help };
 }
 
 export async function runSimCli(argv: string[]): Promise<void> {
@@ -178,6 +204,8 @@ export async function runSimCli(argv: string[]): Promise<void> {
       sources.push(await startClusterGrpcSource(started[i]!, { host: cfg.host, port, knobs: cfg.grpcKnobs, seed: i + 1 }));
     }
   }
+  const engine: BlockEngine | null =
+    cfg.enginePort === null ? null : await startBlockEngine({ ...cfg.engineKnobs, cluster, port: cfg.enginePort, host: cfg.host });
   for (const [i, node] of started.entries()) {
     process.stdout.write(`sim node ${node.id} listening on ${node.url} (lag ${node.knobs().lag})\n`);
     const plusOne =
@@ -187,9 +215,12 @@ export async function runSimCli(argv: string[]): Promise<void> {
     process.stdout.write(`  WebSocket: ${node.wsUrl}${plusOne}\n`);
     if (sources[i] !== undefined) process.stdout.write(`  gRPC (Yellowstone): ${sources[i]!.url}\n`);
   }
+  if (engine !== null) process.stdout.write(`Jito block engine listening on ${engine.url} (/api/v1/bundles, /api/v1/transactions)\n`);
   if (cfg.nodes > 1) process.stdout.write(`${cfg.nodes} nodes of one cluster: a transaction sent to any of them lands for all\n`);
   const stop = (): void => {
-    void Promise.all([...sources.map((g) => g.close()), ...started.map((n) => n.close())]).then(() => process.exit(0));
+    void Promise.all([...sources.map((g) => g.close()), ...started.map((n) => n.close()), ...(engine === null ? [] : [engine.close()])]).then(() =>
+      process.exit(0),
+    );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -4,6 +4,7 @@
 
 import { ReloadError } from '../admin/reload.js';
 import { ConfigError, loadConfig } from '../config/load.js';
+import { rpcNodes } from '../config/node-kinds.js';
 import type { Config } from '../config/schema.js';
 import { GracefulStop } from '../lifecycle/graceful-stop.js';
 import { startGateway } from '../lifecycle/start-gateway.js';
@@ -47,7 +48,8 @@ function configFromFile(path: string, port: number | undefined): Config {
     config.rpc.port = port;
     config.rpc.wsPort = port === 0 ? 0 : port + 1;
   }
-  if (config.nodes.length === 0) throw new ConfigError(['nodes: at least one node is required (or run without --config for the demo)'], path);
+  if (rpcNodes(config.nodes).length === 0)
+    throw new ConfigError(['nodes: at least one node is required (block engines, kind jito, do not count; or run without --config for the demo)'], path);
   return config;
 }
 

@@ -41,7 +41,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     maxAttempts: 3,
     autoAffinityMethods: ['getLatestBlockhash', 'isBlockhashValid', 'simulateTransaction'],
     noRetryMethods: [],
-    broadcast: { methods: ['sendTransaction', 'eth_sendRawTransaction'], fanout: 1 },
+    broadcast: { methods: ['sendTransaction', 'eth_sendRawTransaction'], fanout: 1, engines: false },
     hedge: { methods: [], percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 },
     coalesce: { methods: [], windowMs: 0 },
     methods: {},

@@ -43,6 +43,9 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'nodes.*.weight': 'live',
   'nodes.*.labels': 'live',
   'nodes.*.expectLag': 'live',
+  'nodes.*.kind': 'live',
+  'nodes.*.headers': 'live',
+  'nodes.*.rateLimit': 'live',
   // Per-node budgets and method lists: classed ahead of their schema keys, each compared whole;
   // applyNodeSettings is where they are rebuilt.
   'nodes.*.budget': 'live',
@@ -64,6 +67,7 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'routing.noRetryMethods': 'live',
   'routing.broadcast.methods': 'live',
   'routing.broadcast.fanout': 'live',
+  'routing.broadcast.engines': 'live',
   'routing.hedge.methods': 'live',
   'routing.hedge.percentile': 'live',
   'routing.hedge.minDelayMs': 'live',
@@ -277,8 +281,14 @@ const hideEntry = (v: unknown): unknown => {
   const e: Obj = { ...v, url: urlOrAbsent(v['url']) };
   if (v['ws'] !== undefined) e['ws'] = urlOrAbsent(v['ws']);
   if (v['xToken'] !== undefined) e['xToken'] = SECRET;
+  if (isObj(v['headers'])) e['headers'] = hideHeaders(v['headers']);
   return e;
 };
+
+/** Header values carry credentials (a block engine's auth): only their names are shown. */
+function hideHeaders(v: unknown): unknown {
+  return isObj(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, SECRET])) : v;
+}
 
 /** How a value of each secret-bearing row is shown. */
 const REDACT: Readonly<Record<string, (v: unknown) => unknown>> = {
@@ -289,6 +299,7 @@ const REDACT: Readonly<Record<string, (v: unknown) => unknown>> = {
   'nodes.*': hideEntry,
   'nodes.*.url': urlOrAbsent,
   'nodes.*.ws': urlOrAbsent,
+  'nodes.*.headers': hideHeaders,
   'grpc.sources.*': hideEntry,
   'grpc.sources.*.url': urlOrAbsent,
   'grpc.sources.*.xToken': (v) => (v === undefined ? v : SECRET),

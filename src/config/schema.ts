@@ -1,26 +1,14 @@
 // The config file's shape (docs/configuration.md "Configuration" names are the contract). Every object is strict, every
 // field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
 // fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
-// the field path and what was found. Nothing else in config/ is imported here: defaults.ts
-// and json-schema.ts build on this file.
+// the field path and what was found. Only the leaf cidr.ts of config/ is imported here:
+// defaults.ts and json-schema.ts build on this file.
 
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
+import { isCidr } from './cidr.js';
 import { LandingSchema } from './landing-schema.js';
 import { COMMITMENTS, expected, int, obj, port, str, strList, urlWith } from './schema-parts.js';
-
-/** An IPv4/IPv6 address, optionally with a /prefix (a bare address means /32 or /128). */
-export function isCidr(s: string): boolean {
-  const slash = s.indexOf('/');
-  const addr = slash === -1 ? s : s.slice(0, slash);
-  const family = isIP(addr);
-  if (family === 0) return false;
-  if (slash === -1) return true;
-  const prefix = s.slice(slash + 1);
-  if (!/^(0|[1-9][0-9]{0,2})$/.test(prefix)) return false;
-  return Number(prefix) <= (family === 4 ? 32 : 128);
-}
 
 export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
 export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -40,6 +28,16 @@ const NodeSchema = obj({
     .boolean(expected('true or false'))
     .optional()
     .meta({ description: 'The node is meant to fall behind (a delayed replica): its changes between healthy and lagging are logged at info, not warn' }),
+  kind: z.enum(['rpc', 'jito'], expected('one of rpc, jito')).optional().meta({ description: 'rpc (default), or jito: a Jito block engine (docs/jito.md)' }),
+  headers: z
+    .record(str('a header name from [A-Za-z0-9-]', /^[A-Za-z0-9-]{1,64}$/), str('a string'), expected('a mapping of header name to value'))
+    .optional()
+    .meta({ description: 'A block engine: headers sent with every call, e.g. { "x-jito-auth": "<uuid>" } (never logged)' }),
+  rateLimit: z
+    .number(expected('a number > 0'))
+    .positive(expected('a number > 0'))
+    .optional()
+    .meta({ description: 'A block engine: calls a second at most (default 5)' }),
 });
 
 /** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */
@@ -205,6 +203,7 @@ export const ConfigSchema = obj({
       {
         methods: methodList,
         fanout: int(1, 16).meta({ description: 'Nodes each call goes to at once (1 = no broadcast)' }),
+        engines: z.boolean(expected('true or false')).meta({ description: 'sendTransaction also goes to a Jito block engine (docs/jito.md)' }),
       },
       'Writes sent to several nodes at once; the first success answers (docs/routing.md "Broadcast sends")',
     ),

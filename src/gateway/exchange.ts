@@ -14,9 +14,11 @@ import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { giveBack } from '../slabs.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import { BUNDLE_METHODS, type EngineCall, type EngineOwner } from '../upstream/jito/engines.js';
 import type { BodyStream, StreamSource } from '../upstream/transport.js';
 import { bookCall, bookUsage, type BookedRequest } from '../usage/booking.js';
 import type { AnswerStream, StreamOwner } from './answer-stream.js';
+import { addNodes, listsNode } from './node-list.js';
 import type { RequestState } from './request-state.js';
 import type { Responder } from './responder.js';
 import type { Serving } from './serving.js';
@@ -27,16 +29,7 @@ import type { TokenRecord } from './token-table.js';
 const EMPTY = '';
 const OK = '200 OK';
 
-/** Whether the comma-separated `list` names node `id` (no array per sub-batch answer). */
-function listsNode(list: string, id: string): boolean {
-  for (let at = list.indexOf(id); at >= 0; at = list.indexOf(id, at + 1)) {
-    const end = at + id.length;
-    if ((at === 0 || list.charCodeAt(at - 1) === 0x2c) && (end === list.length || list.charCodeAt(end) === 0x2c)) return true;
-  }
-  return false;
-}
-
-export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, StreamOwner {
+export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, StreamOwner, EngineOwner {
   aborted = false;
   finished = false;
   body: Buffer | null = null;
@@ -62,7 +55,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
   private ownAnswer: Buffer | null = null;
   /** The answer passing to the client as it arrives (docs/routing.md "Large answers"); null when it goes whole. */
   private stream: AnswerStream | null = null;
-  /** The method of a read the account cache answered (no call was made). */
+  /** The method of a call no UpstreamCall carried: a read the account cache answered, a block engine's call. */
   private cachedMethod: string | null = null;
   /** Affinity hash slot for this request; -1 = default routing. */
   slot = -1;
@@ -152,7 +145,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     const services = this.services;
     if (a.type === A_BATCH_TOO_LARGE) return this.fail(Errors.batchTooLarge, null, { maxBatch: settings.maxBatch }, false);
     const admission = admit(services, settings.autoAffinity, a, this);
-    if (!isAdmitted(admission)) return this.limited(refusalOf(admission));
+    if (!isAdmitted(admission)) return this.refuse(refusalScope(refusalOf(admission)), refusalWaitMs(refusalOf(admission)));
     const slot = slotOf(admission);
     this.slot = slot;
     // Default routing spreads a batch over nodes unless it got automatic IP affinity.
@@ -161,6 +154,12 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     this.notification = a.notification;
     const method = a.method;
     const body = this.body!;
+    // Bundle methods go only to block engines when any is configured (docs/jito.md "Routing").
+    if (services.engines.size > 0 && BUNDLE_METHODS.has(method)) {
+      this.cachedMethod = method;
+      const wait = services.engines.call(this, method, body, settings.timeoutFor(method));
+      return wait > 0 ? this.refuse('engine', wait) : undefined;
+    }
     const cache = services.accountCache;
     if (cache !== null && !a.notification && ACCOUNT_METHODS.has(method)) {
       const answer = cache.answer(body, method, slot >= 0 || this.mode !== MODE_DEFAULT);
@@ -195,11 +194,10 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     // A caller that joined another's call sent no bytes of its own.
     this.carrier = call.body === body ? call : null;
     if (call.attempts === 0 && !call.finished) call.start();
+    if (method === 'sendTransaction' && services.engines.copiesSends) services.engines.copySend(body, a.paramsStart, a.paramsEnd, this.token.id);
   }
 
-  private limited(refusal: number): void {
-    const scope = refusalScope(refusal);
-    const waitMs = refusalWaitMs(refusal);
+  private refuse(scope: string, waitMs: number): void {
     this.services.metrics.rateLimited(scope);
     const id = rawIdOf(this.body!);
     this.respond(
@@ -267,18 +265,19 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
     if (this.plan === null) return this.finishSingle(call);
     this.outcomes!.push({ from: call.from, to: call.to, response: call.response, error: call.error, errorData: this.errorData(call) });
     if (call.node !== null && !listsNode(this.nodeIds, call.node.id)) this.nodeIds = this.nodeIds === '' ? call.node.id : this.nodeIds + ',' + call.node.id;
-    this.addAsked(call.asked);
+    this.nodesTried = addNodes(this.nodesTried, call.asked);
     if (--this.pending === 0) this.finishBatch();
   }
 
-  /** Adds a sub-batch's nodes asked to the batch's list, each once, in order. */
-  private addAsked(list: string): void {
-    if (list === '') return;
-    if (this.nodesTried === '' || this.nodesTried === list) {
-      this.nodesTried = list;
-      return;
-    }
-    for (const id of list.split(',')) if (!listsNode(this.nodesTried, id)) this.nodesTried += ',' + id;
+  /** A block engine answered (passed on unchanged), or none could: an accepted bundle is tracked (docs/landing.md). */
+  engineDone(call: EngineCall): void {
+    if (this.aborted) return this.settle();
+    const r = call.response;
+    if (r === null) return this.fail(call.error!, rawIdOf(this.body!), { attempts: call.attempts }, false);
+    this.answerError = r.indexOf('"result":') < 0 ? 1 : 0;
+    if (call.method === 'sendBundle' && call.status === 200 && this.answerError === 0)
+      this.services.landing?.acceptedBundle(this.body!, call.engine!.id, this.token.id);
+    this.respond(statusLine(call.status), r, call.engine!.id);
   }
 
   /** A coalesced call ended (gateway/coalesce.ts): `response` carries this request's own id. */

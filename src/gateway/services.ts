@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { NO_METRICS, type RequestRecorder } from '../metrics/recorder.js';
 import { UsageMeter } from '../usage/meter.js';
 import { CallPolicy } from '../upstream/call-policy.js';
+import { BlockEngines } from '../upstream/jito/engines.js';
 import type { Router } from '../upstream/router.js';
 import { BodyMemory } from './body-memory.js';
 import { Coalescer } from './coalesce.js';
@@ -57,6 +58,8 @@ export class Services {
   readonly landing: LandingTracker | null;
   /** Account reads answered from memory (docs/account-cache.md); null when `cache.accounts` is off. */
   readonly accountCache: AccountCache | null;
+  /** Jito block engines: the bundle methods and sendTransaction copies (docs/jito.md); empty when none is configured. */
+  readonly engines: BlockEngines;
 
   constructor(config: Config, parts: ServiceParts) {
     this.tokens = parts.tokens;
@@ -72,6 +75,7 @@ export class Services {
     this.usage = parts.usage ?? new UsageMeter();
     this.landing = parts.landing ?? null;
     this.accountCache = parts.accountCache ?? null;
+    this.engines = new BlockEngines(config, parts.log, this.landing);
   }
 
   /**
@@ -82,6 +86,7 @@ export class Services {
     this.calls.reconfigure(next.routing);
     this.coalescer.reconfigure(this.calls.windowMs);
     this.landing?.reconfigure(next);
+    this.engines.reconfigure(next);
     this.accountCache?.reconfigure(cacheSettings(next));
     return this.limiter.reconfigure(next, buffers);
   }

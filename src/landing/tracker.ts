@@ -14,10 +14,12 @@ import { Commitment } from '../solana/chain-view.js';
 import { readCallFields, SolanaFields } from '../solana/request-fields.js';
 import { lastBlockhash, readRecentBlockhash, TxRead } from '../solana/transaction-bytes.js';
 import { UpstreamCall, type CallOwner } from '../upstream/call.js';
+import type { CopySink } from '../upstream/jito/engines.js';
 import { probePost } from '../upstream/health.js';
 import type { UpstreamNode } from '../upstream/node.js';
 import type { MethodLatency, RouteRequest, Router } from '../upstream/router.js';
 import { MAX_HASHES_PER_POLL, pollBody, readPollAnswer, type PollAnswer } from './status-poll.js';
+import { bundleTxs } from './bundle-txs.js';
 import { LandingTally, type Outcome } from './tally.js';
 
 type LandingConfig = Config['routing']['landing'];
@@ -80,7 +82,7 @@ export interface TrackerParts {
   now?: () => number;
 }
 
-export class LandingTracker implements CallOwner {
+export class LandingTracker implements CallOwner, CopySink {
   readonly tally = new LandingTally();
   /** Insertion order is age: the first entry is the oldest. */
   private readonly tracked = new Map<string, Tracked>();
@@ -147,24 +149,49 @@ export class LandingTracker implements CallOwner {
       for (const n of nodes) if ((call.tried & n.bit) !== 0) this.addNode(old, n.id);
       return;
     }
+    const t = this.sent(call.body, call.paramsStart, call.paramsEnd, sig, token);
+    for (const n of nodes) if ((call.tried & n.bit) !== 0) this.addNode(t, n.id);
+  }
+
+  /** A block engine accepted a copy of a sendTransaction (routing.broadcast.engines): credited to it as a node (docs/jito.md). */
+  copyAccepted(engineId: string, token: string, request: Buffer, paramsStart: number, paramsEnd: number, answer: Buffer): void {
+    if (this.maxTracked === 0 || this.stopped) return;
+    const sig = signatureOf(answer);
+    if (sig === null) return;
+    this.addNode(this.tracked.get(sig) ?? this.sent(request, paramsStart, paramsEnd, sig, token), engineId);
+  }
+
+  /** A block engine accepted a sendBundle: each of its transactions is followed like a send, credited to the engine (docs/jito.md). */
+  acceptedBundle(request: Buffer, engineId: string, token: string): void {
+    if (this.maxTracked === 0 || this.stopped) return;
+    for (const tx of bundleTxs(request)) {
+      const t = this.tracked.get(tx.signature) ?? this.track(tx.signature, tx.blockhash, null, token);
+      this.addNode(t, engineId);
+    }
+  }
+
+  /** A sendTransaction `request` a node took: tracked from now on, resent with rebroadcast. */
+  private sent(body: Buffer, paramsStart: number, paramsEnd: number, sig: string, token: string): Tracked {
     let hash: string | null = null;
     let resend: Buffer | null = null;
-    const body = call.body;
-    readCallFields('sendTransaction', body, call.paramsStart, call.paramsEnd, fields);
+    readCallFields('sendTransaction', body, paramsStart, paramsEnd, fields);
     if (fields.txStart >= 0) {
       if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) === TxRead.Ok) hash = encodeBase58(lastBlockhash);
       if (this.rebroadcastMs > 0) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);
     }
+    return this.track(sig, hash, resend, token);
+  }
+
+  private track(sig: string, hash: string | null, resend: Buffer | null, token: string): Tracked {
     if (this.tracked.size >= this.maxTracked) this.dropOldest();
-    const now = this.now();
-    const t = new Tracked(sig, token, [], now, this.freshestSlot(nodes), hash, resend, this.rebroadcastMs);
+    const t = new Tracked(sig, token, [], this.now(), this.freshestSlot(this.parts.nodes()), hash, resend, this.rebroadcastMs);
     this.tracked.set(sig, t);
     this.tally.sentFor(token);
-    for (const n of nodes) if ((call.tried & n.bit) !== 0) this.addNode(t, n.id);
     if (this.timer === null) {
       this.timer = setInterval(onTick, TICK_MS, this);
       this.timer.unref();
     }
+    return t;
   }
 
   private addNode(t: Tracked, id: string): void {

@@ -4,6 +4,8 @@
 // the tests. Each part registers its stop as it starts (../stop-list.ts): a failed start and a
 // shutdown run that one list.
 
+import { jitoNodes } from '../config/node-kinds.js';
+import { DEFAULT_ENGINE_RATE } from '../upstream/jito/engines.js';
 import { startAccounts, type AccountsRuntime } from '../accounts/runtime.js';
 import { AdminAuth } from '../admin/auth.js';
 import { Reloader, type ReloadSummary } from '../admin/reload.js';
@@ -290,6 +292,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
       landing: plane.landing,
       cache: () => cache?.view() ?? { enabled: false },
       status: () => ({ node: process.versions.node, listener, workers: workerCount, draining: unready || plane.draining() }),
+      engines: () => jitoNodes(reloader.config.nodes).map((n) => ({ id: n.id, url: n.url, rateLimit: n.rateLimit ?? DEFAULT_ENGINE_RATE })),
       log,
     }).catch((err: Error) => {
       if (opts.adminOptional !== true) throw err;

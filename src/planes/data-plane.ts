@@ -114,6 +114,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
   });
   holder.serving = serving;
+  stops.add(() => serving.services.engines.close());
 
   const listener = new ClientListener(serverEngine(config.rpc.server), config.rpc.host, config.tls, !opts.exclusive);
   stops.add(() => listener.close());

@@ -133,7 +133,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
   if (tracker !== null) {
     const pool = plane.pool;
     landing.ranking = new SendRanking(
-      () => pool.rankingSettings,
+      () => pool.sendRank,
       () => pool.nodes,
     );
     // What a worker's report does once a second; the stop (newest first) folds in the last counts.
@@ -208,7 +208,7 @@ export async function workerPlanes(
   const landing = new LandingFigures();
   if (config.chain === 'solana')
     landing.ranking = new SendRanking(
-      () => pool.rankingSettings,
+      () => pool.sendRank,
       () => pool.nodes,
     );
   await startAccounts(usage, landing);

@@ -50,11 +50,11 @@ export interface RankedNode extends NodeView {
   readonly rank: RankCell;
 }
 
-/** What a pick reads of `routing.landing.ranking`. */
-export interface PickSettings {
-  exploreShare: number;
-  minSamples: number;
-}
+/** `routing.landing.ranking` as in effect. */
+export type RankSettings = Config['routing']['landing']['ranking'];
+
+/** What a pick reads of it. */
+export type PickSettings = Pick<RankSettings, 'exploreShare' | 'minSamples'>;
 
 const TIERS: readonly NodeStateName[] = ['healthy', 'lagging', 'unhealthy'];
 
@@ -104,17 +104,16 @@ export function pickSender<N extends RankedNode>(nodes: readonly N[], exclude: n
 }
 
 /** A call without affinity: a send to the node that lands best while the ranking knows one, else default routing. */
-export function pickUnkeyed<N extends RankedNode>(nodes: readonly N[], method: string, exclude: number, rank: PickSettings | null): N | null {
-  if (rank !== null && method === 'sendTransaction') {
+export function pickUnkeyed<N extends RankedNode>(nodes: readonly N[], method: string, exclude: number, rank: RankSettings): N | null {
+  if (rank.enabled && method === 'sendTransaction') {
     const n = pickSender(nodes, exclude, rank);
     if (n !== null) return n;
   }
   return pickNode(nodes, exclude);
 }
 
-/** What a send's pick reads of `routing.landing.ranking`: null when sends are not ranked (off, no tracking, or not Solana). */
-export function sendRankOf(config: Config): PickSettings | null {
+/** `routing.landing.ranking` in effect: not enabled when nothing is measured (no tracking) or the chain is not Solana. */
+export function sendRankOf(config: Config): RankSettings {
   const l = config.routing.landing;
-  if (config.chain !== 'solana' || !l.ranking.enabled || l.maxTracked === 0) return null;
-  return { exploreShare: l.ranking.exploreShare, minSamples: l.ranking.minSamples };
+  return config.chain === 'solana' && l.maxTracked > 0 ? l.ranking : { ...l.ranking, enabled: false };
 }

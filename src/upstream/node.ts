@@ -19,6 +19,8 @@ export interface NodeSpec {
   weight: number;
   labels?: Record<string, string> | undefined;
   expectLag?: boolean | undefined;
+  /** docs/jito.md: block engines (jito) never enter the pool. */
+  kind?: 'rpc' | 'jito' | undefined;
 }
 
 export interface EjectPolicy {

@@ -2,6 +2,7 @@
 // the affinity slot's node sequence), and the health loop.
 
 import type { Logger } from 'pino';
+import { rpcNodes } from '../config/node-kinds.js';
 import type { Config } from '../config/schema.js';
 import { Errors } from '../errors.js';
 import { answerSlot } from '../routing/answer-slot.js';
@@ -9,7 +10,7 @@ import { KeyedPicker, knownAt, markFloor, WAIT, type PreviousMap } from '../rout
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, routable, usable } from '../routing/node-view.js';
-import { pickUnkeyed, sendRankOf, type PickSettings } from '../routing/send-rank.js';
+import { pickUnkeyed, sendRankOf, type RankSettings } from '../routing/send-rank.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { HealthChecker, healthOptionsOf, type HealthOptions, type NodeHealthUpdate } from './health.js';
@@ -53,10 +54,8 @@ export class NodePool implements Router {
   /** routing.methods (docs/routing.md "Label routing"); empty when none. */
   private methodConfig: Config['routing']['methods'];
   methodRules: Map<string, MethodRule>;
-  /** Landing-aware send routing (docs/landing.md "Sends go where they land"); null when off. */
-  private sendRank: PickSettings | null = null;
-  /** routing.landing.ranking as configured now (the control plane's ranking reads it). */
-  rankingSettings: Config['routing']['landing']['ranking'];
+  /** routing.landing.ranking in effect (docs/landing.md "Sends go where they land"; the control plane's ranking reads it too). */
+  sendRank: RankSettings;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -90,7 +89,7 @@ export class NodePool implements Router {
     const h = config.health;
     this.policy = { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs };
     this.healthOpts = healthOptionsOf(config);
-    this.nodes = config.nodes.map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
+    this.nodes = rpcNodes(config.nodes).map((spec, i) => new UpstreamNode(spec, i, this.policy, this.clientOpts));
     this.archiveBits = archiveBitsOf(this.nodes);
     this.chainWatch = config.health.chainWatch;
     this.watches = new ChainWatches(log);
@@ -103,7 +102,6 @@ export class NodePool implements Router {
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.sendRank = sendRankOf(config);
-    this.rankingSettings = config.routing.landing.ranking;
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log[node.stateChangeLevel(from)]({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
@@ -355,7 +353,6 @@ export class NodePool implements Router {
     this.methodConfig = config.routing.methods;
     this.rebuildNodeRules();
     this.sendRank = sendRankOf(config);
-    this.rankingSettings = config.routing.landing.ranking;
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, healthOptionsOf(config));
@@ -371,7 +368,7 @@ export class NodePool implements Router {
    * after their in-flight requests finish.
    */
   async replaceNodes(specs: readonly NodeSpec[]): Promise<NodeSetChange> {
-    const { next, fresh, current } = await nextNodeSet(this.nodes, specs, this.policy, this.clientOpts, this.healthOpts);
+    const { next, fresh, current } = await nextNodeSet(this.nodes, rpcNodes(specs), this.policy, this.clientOpts, this.healthOpts);
     const leaving = this.nodes.filter((n) => !next.includes(n));
     this.nodes = next;
     this.onTopologyChange();

@@ -8,6 +8,7 @@ import { DEFAULTS } from '../../../src/config/defaults.js';
 import { ConfigError, loadConfig, loadStoreUrl, parseConfig, resolveConfig } from '../../../src/config/load.js';
 import { configJsonSchema } from '../../../src/config/json-schema.js';
 import { ConfigSchema } from '../../../src/config/schema.js';
+import { jitoNodes, rpcNodes } from '../../../src/config/node-kinds.js';
 
 /** The ConfigError `fn` throws; fails loudly if it returns or throws something else. */
 function errorOf(fn: () => unknown): ConfigError {
@@ -378,4 +379,27 @@ t.test('loadStoreUrl reads store.url alone: other keys and their variables are n
     /^config: store\.url: expected a sqlite:\/\/, postgres:\/\/ or postgresql:\/\/ URL, got "mysql:\/\/x"/,
   );
   t.match(errorOf(() => loadStoreUrl(join(dir, 'missing.yaml'), {})).message, /file not found/);
+});
+
+t.test('block engine entries (docs/jito.md)', async (t) => {
+  t.equal(fails('nodes: [{ id: a, url: http://x, kind: flashbots }]\n'), 'config: nodes[0].kind: expected one of rpc, jito, got "flashbots"');
+  t.equal(fails('nodes: [{ id: a, url: http://x, kind: jito, rateLimit: 0 }]\n'), 'config: nodes[0].rateLimit: expected a number > 0, got 0');
+  t.match(
+    fails('nodes: [{ id: a, url: http://x, kind: jito, headers: { x-jito-auth: 5 } }]\n'),
+    /^config: nodes\[0\]\.headers\["x-jito-auth"\]: expected a string, got 5$/,
+  );
+  t.equal(
+    fails('nodes: [{ id: a, url: http://x, kind: jito, headers: { "bad header": x } }]\n'),
+    'config: nodes[0].headers["bad header"]: invalid key, expected a header name from [A-Za-z0-9-]',
+  );
+  const c = parseConfig('nodes:\n  - { id: a, url: http://x }\n  - { id: j, url: http://y, kind: jito, headers: { x-jito-auth: u }, rateLimit: 2 }\n', {});
+  t.same(
+    rpcNodes(c.nodes).map((n) => n.id),
+    ['a'],
+  );
+  t.same(
+    jitoNodes(c.nodes).map((n) => [n.id, n.rateLimit, n.headers]),
+    [['j', 2, { 'x-jito-auth': 'u' }]],
+  );
+  t.equal(c.routing.broadcast.engines, false);
 });
