@@ -10,6 +10,7 @@ import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
 
 const expected = (what: string) => ({ error: `expected ${what}` });
 const COMMITMENTS = ['processed', 'confirmed', 'finalized'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function int(min: number, max?: number) {
   const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
@@ -34,15 +35,7 @@ function obj<S extends z.core.$ZodLooseShape>(shape: S, description?: string) {
 }
 
 function urlWith(protocols: readonly string[]) {
-  return (s: string): boolean => {
-    let u: URL;
-    try {
-      u = new URL(s);
-    } catch {
-      return false;
-    }
-    return protocols.includes(u.protocol) && u.hostname !== '';
-  };
+  return (s: string): boolean => URL.canParse(s) && protocols.includes(new URL(s).protocol) && new URL(s).hostname !== '';
 }
 
 /** An IPv4/IPv6 address, optionally with a /prefix (a bare address means /32 or /128). */
@@ -345,6 +338,15 @@ export const ConfigSchema = obj({
     },
     'Reads answered from memory',
   ),
+  fees: obj(
+    {
+      estimates: obj({
+        enabled: z.boolean(expected('true or false')).meta({ description: 'Solana: the gateway answers getPriorityFeeEstimate from recent blocks' }),
+        lookbackSlots: int(1, 150).meta({ description: 'Slots of blocks held (one getBlock each): the most a request may look back' }),
+      }),
+    },
+    'Priority fee estimates (docs/priority-fees.md)',
+  ),
   ws: obj({
     maxSubscriptionsPerConnection: int(1),
     maxConnectionsPerToken: int(1),
@@ -378,9 +380,7 @@ export const ConfigSchema = obj({
     },
     'Shared state across instances (restart to change)',
   ),
-  log: obj({
-    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], expected('one of fatal, error, warn, info, debug, trace, silent')),
-  }),
+  log: obj({ level: z.enum(LOG_LEVELS, expected('one of ' + LOG_LEVELS.join(', '))) }),
   shutdown: obj(
     {
       readyDelayMs: int(0, 600000).meta({
