@@ -26,8 +26,8 @@ export interface FeeWatcherOptions {
 
 /** A block answer may be this large (a full mainnet block in base64 with its metas is a few MB). */
 const BLOCK_ANSWER_MAX = 64 * 1024 * 1024;
-/** A slot no node answered after this many attempts is given up. */
-const MAX_ATTEMPTS = 3;
+/** A slot no node answered after this many attempts (one a round, nodes in turn) is given up. */
+const MAX_ATTEMPTS = 20;
 /** Slots that are skipped, or gone from the node (answered from no node). */
 const NO_BLOCK_CODES = new Set([-32007, -32009, -32001]);
 
@@ -105,21 +105,27 @@ export class FeeWatcher {
         this.clients.delete(n);
       }
       let slot = Math.max(this.done + 1, top - this.opts.windowSlots + 1);
-      while (slot <= top && !this.stopped) {
-        const have = nodes.filter((n) => n.chain.slot(Commitment.Confirmed) >= slot);
-        if (have.length === 0) return;
-        // One node per slot, taken in turn.
-        const node = have[this.turn++ % have.length]!;
-        const got = await this.fetch(node, slot);
-        if (got === 'later') {
-          if (++this.attempts < MAX_ATTEMPTS) return;
-          this.opts.log.debug({ slot, node: node.id }, 'fee watcher: block given up');
-        } else if (got !== null) {
-          this.blocks++;
-          this.opts.publish([got]);
+      // Published once the round ends: the first round's blocks (the whole window) arrive together.
+      const got: SlotFees[] = [];
+      try {
+        while (slot <= top && !this.stopped) {
+          const have = nodes.filter((n) => n.chain.slot(Commitment.Confirmed) >= slot);
+          if (have.length === 0) return;
+          // One node per slot, taken in turn.
+          const node = have[this.turn++ % have.length]!;
+          const block = await this.fetch(node, slot);
+          if (block === 'later') {
+            if (++this.attempts < MAX_ATTEMPTS) return;
+            this.opts.log.debug({ slot, node: node.id }, 'fee watcher: block given up');
+          } else if (block !== null) got.push(block);
+          this.attempts = 0;
+          this.done = slot++;
         }
-        this.attempts = 0;
-        this.done = slot++;
+      } finally {
+        if (got.length > 0 && !this.stopped) {
+          this.blocks += got.length;
+          this.opts.publish(got);
+        }
       }
     } finally {
       this.busy = false;
