@@ -5,7 +5,7 @@
 
 import { errorBody, Errors, RpcErrors } from '../errors.js';
 import { rawIdOf } from '../rpc/scan.js';
-import { LEVEL_KEYS, levelsOf, MEDIUM, LEVEL_PERCENTILES, RECOMMENDED_FLOOR, type SlotFees } from './levels.js';
+import { LEVEL_KEYS, MEDIUM, LEVEL_PERCENTILES, RECOMMENDED_FLOOR, type SlotFees } from './levels.js';
 import { readFeeQuery, type FeeQuery } from './request.js';
 
 export const FEE_METHOD = 'getPriorityFeeEstimate';
@@ -27,9 +27,8 @@ export class FeeBook {
   /** Held slots, ascending. */
   private readonly held: HeldSlot[] = [];
   /** Sorted prices of every transaction, per lookback, for the newest slot held (rebuilt after each block). */
-  private readonly globalSorted = new Map<number, Float64Array>();
-  /** An account's levels per lookback (`lookback:account`), for the newest slot held; at most MAX_CACHED entries. */
-  private readonly accountLevels = new Map<string, number[]>();
+  /** Levels per lookback and account (`lookback:account`, '' for every transaction) for the newest slot held; at most MAX_CACHED entries. */
+  private readonly cached = new Map<string, number[]>();
   /** The answer was an error (for usage), as the account cache tells. */
   answeredError = false;
   /** Its HTTP status. */
@@ -78,8 +77,7 @@ export class FeeBook {
     let drop = 0;
     while (drop < this.held.length && this.held[drop]!.slot < from) drop++;
     if (drop > 0) this.held.splice(0, drop);
-    this.globalSorted.clear();
-    this.accountLevels.clear();
+    this.cached.clear();
   }
 
   /** The held slots of a lookback, oldest first. */
@@ -90,37 +88,38 @@ export class FeeBook {
     return this.held.slice(i);
   }
 
-  /** Sorted samples: every transaction's price (accounts null) or those write-locking `account`. */
-  samples(lookback: number, account: string | null): Float64Array {
+  /** The ascending runs of samples (one a block): every transaction's price (account null) or those write-locking `account`. */
+  runs(lookback: number, account: string | null): Float64Array[] {
     const span = this.span(lookback);
-    if (account === null) {
-      let s = this.globalSorted.get(lookback);
-      if (s === undefined) {
-        this.globalSorted.set(lookback, (s = sortedUnion(span.map((h) => h.prices))));
-      }
-      return s;
-    }
+    if (account === null) return span.map((h) => h.prices);
     const lists: Float64Array[] = [];
     for (const h of span) {
       const list = h.byAccount.get(account);
       if (list !== undefined) lists.push(list);
     }
-    return sortedUnion(lists);
+    return lists;
+  }
+
+  /** Every level over the samples of `account` (null: every transaction), kept until the next block. */
+  private levelsFor(lookback: number, account: string | null): number[] {
+    const cacheKey = lookback + ':' + (account ?? '');
+    let levels = this.cached.get(cacheKey);
+    if (levels === undefined) {
+      const runs = this.runs(lookback, account);
+      levels = LEVEL_PERCENTILES.map((p) => percentileOfRuns(runs, p));
+      if (this.cached.size >= MAX_CACHED) this.cached.clear();
+      this.cached.set(cacheKey, levels);
+    }
+    return levels;
   }
 
   /** Every level for a query: per account the level's percentile of its samples, the highest over accounts. */
   levels(q: FeeQuery): number[] {
     const lookback = Math.min(q.lookbackSlots ?? this.windowSlots, this.windowSlots);
-    if (q.accounts.length === 0) return levelsOf(this.samples(lookback, null));
+    if (q.accounts.length === 0) return this.levelsFor(lookback, null);
     const best = LEVEL_PERCENTILES.map(() => 0);
     for (const a of q.accounts) {
-      const cacheKey = lookback + ':' + a;
-      let levels = this.accountLevels.get(cacheKey);
-      if (levels === undefined) {
-        levels = levelsOf(this.samples(lookback, a));
-        if (this.accountLevels.size >= MAX_CACHED) this.accountLevels.clear();
-        this.accountLevels.set(cacheKey, levels);
-      }
+      const levels = this.levelsFor(lookback, a);
       for (let l = 0; l < best.length; l++) best[l] = Math.max(best[l]!, levels[l]!);
     }
     return best;
@@ -152,25 +151,41 @@ export class FeeBook {
   }
 }
 
-/** The ascending union of ascending runs: merged pairwise (each run is one block's, already sorted). */
-function sortedUnion(runs: Float64Array[]): Float64Array {
-  if (runs.length === 0) return new Float64Array(0);
-  let level = runs;
-  while (level.length > 1) {
-    const next: Float64Array[] = [];
-    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? merge(level[i]!, level[i + 1]!) : level[i]!);
-    level = next;
+/**
+ * The nearest-rank percentile (levels.ts `percentile`) of the union of ascending runs without
+ * building it: the smallest integer v with more than rank samples at or below it is the sample at
+ * that rank (prices are integers); about 50 halvings of one binary search per run each.
+ */
+export function percentileOfRuns(runs: readonly Float64Array[], p: number): number {
+  let n = 0;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const x of runs) {
+    if (x.length === 0) continue;
+    n += x.length;
+    if (x[0]! < lo) lo = x[0]!;
+    if (x[x.length - 1]! > hi) hi = x[x.length - 1]!;
   }
-  return level[0]!;
+  if (n === 0) return 0;
+  const rank = p <= 0 ? 0 : Math.min(n, Math.ceil((p / 100) * n)) - 1;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    let atMost = 0;
+    for (const x of runs) atMost += upperBound(x, mid);
+    if (atMost > rank) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
-function merge(a: Float64Array, b: Float64Array): Float64Array {
-  const out = new Float64Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
-  while (i < a.length) out[k++] = a[i++]!;
-  while (j < b.length) out[k++] = b[j++]!;
-  return out;
+/** How many of ascending `x` are <= v. */
+function upperBound(x: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = x.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (x[mid]! <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -4,7 +4,8 @@
 
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { FeeBook } from '../../../src/fees/fee-book.js';
+import { FeeBook, percentileOfRuns } from '../../../src/fees/fee-book.js';
+import { rng } from '../../../src/tools/rng.js';
 import { levelsOf, percentile } from '../../../src/fees/levels.js';
 import { readFeeQuery } from '../../../src/fees/request.js';
 import { readTxFees } from '../../../src/fees/tx-fees.js';
@@ -23,6 +24,18 @@ t.test('nearest-rank percentile', async (t) => {
   t.equal(percentile(s, 100), 10);
   t.equal(percentile([], 50), 0, 'no samples: 0');
   t.same(levelsOf([7]), [7, 7, 7, 7, 7, 7]);
+});
+
+t.test('the percentile of sorted runs equals the percentile of their sorted union', async (t) => {
+  const r = rng(42);
+  for (let round = 0; round < 200; round++) {
+    const runs = Array.from({ length: 1 + Math.floor(r() * 8) }, () =>
+      Float64Array.from({ length: Math.floor(r() * 20) }, () => Math.floor(r() * (round % 2 === 0 ? 10 : 1e9))).sort(),
+    );
+    const union = runs.flatMap((x) => [...x]).sort((a, b) => a - b);
+    for (const p of [0, 25, 50, 75, 95, 100]) if (percentileOfRuns(runs, p) !== percentile(union, p)) t.fail(`round ${round}, p ${p}`);
+  }
+  t.pass('200 random sets of runs, every level');
 });
 
 t.test('request parsing', async (t) => {
