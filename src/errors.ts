@@ -31,6 +31,7 @@ export const Errors = {
   upstreamTimeout: spec(7504, 504, 'Node timed out'),
   answerTooLarge: spec(7506, 502, 'Node answer too large to buffer'),
   notCaughtUp: spec(7505, 503, 'No node has caught up with the slot this key has seen'),
+  feesUnavailable: spec(7507, 503, 'No recent block held for a priority fee estimate yet'),
 } as const;
 
 export type ErrorName = keyof typeof Errors;
@@ -39,6 +40,7 @@ export type ErrorName = keyof typeof Errors;
 export const RpcErrors = {
   parse: { code: -32700, message: 'Parse error' },
   invalidRequest: { code: -32600, message: 'Invalid Request' },
+  invalidParams: { code: -32602, message: 'Invalid params' },
 } as const;
 
 const JSONRPC_HEAD = '{"jsonrpc":"2.0","error":{"code":';

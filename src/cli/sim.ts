@@ -8,7 +8,7 @@ import { DEFAULT_KNOBS, MAX_SLOW_MS, type SimKnobs } from '../tools/sim/knobs.js
 import { Cluster, startSim, type SimNode } from '../tools/sim/node.js';
 import { numberFlag, parseFlags, UsageError } from './usage-error.js';
 
-type Kind = 'int' | 'rate' | 'latency' | 'list' | 'mode' | 'bool';
+type Kind = 'int' | 'rate' | 'latency' | 'list' | 'mode' | 'bool' | 'json';
 
 interface Flag {
   flag: string;
@@ -40,6 +40,7 @@ const FLAGS: Flag[] = [
   { flag: 'slow-ms', knob: 'slowMs', kind: 'int', max: MAX_SLOW_MS, help: 'delay of a slowed request' },
   { flag: 'slow-methods', knob: 'slowMethods', kind: 'list', help: 'only these methods are slowed (m1,m2)' },
   { flag: 'unhealthy', knob: 'unhealthy', kind: 'bool', help: 'getHealth answers -32005' },
+  { flag: 'fee-market', knob: 'feeMarket', kind: 'json', help: 'synthetic fee-paying transactions per block, JSON (docs/simulator.md "Fee market")' },
 ];
 
 /** Per-source knobs of the nodes' gRPC sources (docs/grpc.md "Simulated sources"). */
@@ -95,6 +96,12 @@ function value(f: Flag, text: string | boolean): unknown {
       return numberFlag(f.flag, text, false, 0, 1);
     case 'latency':
       return latency(text);
+    case 'json':
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new UsageError(`--${f.flag} must be JSON, got "${text}"`);
+      }
     case 'list':
       return text
         .split(',')

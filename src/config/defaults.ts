@@ -95,6 +95,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
       maxAccountBytes: 1_048_576,
     },
   },
+  fees: { estimates: { enabled: false, lookbackSlots: 150 } },
   ws: {
     maxSubscriptionsPerConnection: 100,
     maxConnectionsPerToken: 100,

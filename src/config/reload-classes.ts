@@ -87,6 +87,8 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'routing.landing.ranking.minSamples': 'live',
   'routing.landing.ranking.exploreShare': 'live',
   'routing.landing.ranking.slotWeight': 'live',
+  'fees.estimates.enabled': 'restart',
+  'fees.estimates.lookbackSlots': 'live',
   'affinity.seed': 'restart',
   'affinity.keyRate': 'live',
   'affinity.keyBurst': 'live',

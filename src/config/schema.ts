@@ -10,6 +10,8 @@ import { isCidr } from './cidr.js';
 import { LandingSchema } from './landing-schema.js';
 import { COMMITMENTS, expected, int, obj, port, str, strList, urlWith } from './schema-parts.js';
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
 export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -296,6 +298,15 @@ export const ConfigSchema = obj({
     },
     'Reads answered from memory',
   ),
+  fees: obj(
+    {
+      estimates: obj({
+        enabled: z.boolean(expected('true or false')).meta({ description: 'Solana: the gateway answers getPriorityFeeEstimate from recent blocks' }),
+        lookbackSlots: int(1, 150).meta({ description: 'Slots of blocks held (one getBlock each): the most a request may look back' }),
+      }),
+    },
+    'Priority fee estimates (docs/priority-fees.md)',
+  ),
   ws: obj({
     maxSubscriptionsPerConnection: int(1),
     maxConnectionsPerToken: int(1),
@@ -329,9 +340,7 @@ export const ConfigSchema = obj({
     },
     'Shared state across instances (restart to change)',
   ),
-  log: obj({
-    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], expected('one of fatal, error, warn, info, debug, trace, silent')),
-  }),
+  log: obj({ level: z.enum(LOG_LEVELS, expected('one of ' + LOG_LEVELS.join(', '))) }),
   shutdown: obj(
     {
       readyDelayMs: int(0, 600000).meta({

@@ -9,7 +9,6 @@ import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../r
 import { rawIdOf } from '../rpc/scan.js';
 import { admit, type AdmissionRequest } from '../limits/admission.js';
 import { isAdmitted, refusalOf, refusalScope, refusalWaitMs, slotOf } from '../limits/verdict.js';
-import { ACCOUNT_METHODS, CACHE_NODE_ID } from '../cache/account-cache.js';
 import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { giveBack } from '../slabs.js';
@@ -160,15 +159,12 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
       const wait = services.engines.call(this, method, body, settings.timeoutFor(method));
       return wait > 0 ? this.refuse('engine', wait) : undefined;
     }
-    const cache = services.accountCache;
-    if (cache !== null && !a.notification && ACCOUNT_METHODS.has(method)) {
-      const answer = cache.answer(body, method, slot >= 0 || this.mode !== MODE_DEFAULT);
-      // Answered from memory: booked and counted as a call of its method, answered by no node.
-      if (answer !== null) {
-        this.cachedMethod = method;
-        this.answerError = cache.answeredError ? 1 : 0;
-        return this.respond(OK, answer, CACHE_NODE_ID);
-      }
+    // Answered from memory (account cache, fee estimates): booked and counted as a call of its method, answered by no node.
+    const local = a.notification ? null : services.answerLocally(body, method, slot >= 0 || this.mode !== MODE_DEFAULT, a.paramsStart, a.paramsEnd);
+    if (local !== null) {
+      this.cachedMethod = method;
+      this.answerError = services.localError ? 1 : 0;
+      return this.respond(services.localStatus, local, services.localNode);
     }
     const retrySafe = !settings.noRetry.has(method);
     const timeoutMs = settings.timeoutFor(method);

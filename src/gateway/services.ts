@@ -3,8 +3,10 @@
 // for the process's life; a reload hands each the new configuration through its own typed
 // reconfigure().
 
-import { cacheSettings, type AccountCache } from '../cache/account-cache.js';
+import { ACCOUNT_METHODS, CACHE_NODE_ID, cacheSettings, type AccountCache } from '../cache/account-cache.js';
 import type { Config } from '../config/schema.js';
+import { statusLine } from '../errors.js';
+import { FEE_METHOD, FEE_NODE_ID, type FeeBook } from '../fees/fee-book.js';
 import type { LandingTracker } from '../landing/tracker.js';
 import type { SlotHasher } from '../limits/admission.js';
 import type { LimitBuffers, MissingLimitBuffers } from '../limits/limit-buffers.js';
@@ -36,6 +38,8 @@ export interface ServiceParts {
   landing?: LandingTracker | null;
   /** `cache.accounts`: account reads answered from memory (docs/account-cache.md); default: none. */
   accountCache?: AccountCache | null;
+  /** `fees.estimates`: getPriorityFeeEstimate answered here (docs/priority-fees.md); default: none. */
+  fees?: FeeBook | null;
 }
 
 export class Services {
@@ -60,6 +64,12 @@ export class Services {
   readonly accountCache: AccountCache | null;
   /** Jito block engines: the bundle methods and sendTransaction copies (docs/jito.md); empty when none is configured. */
   readonly engines: BlockEngines;
+  /** Recent blocks' fees (docs/priority-fees.md); null when `fees.estimates` is off. */
+  readonly fees: FeeBook | null;
+  /** Of the last answerLocally answer: an error answer, its node label and its status line. */
+  localError = false;
+  localNode = '';
+  localStatus = '200 OK';
 
   constructor(config: Config, parts: ServiceParts) {
     this.tokens = parts.tokens;
@@ -76,6 +86,29 @@ export class Services {
     this.landing = parts.landing ?? null;
     this.accountCache = parts.accountCache ?? null;
     this.engines = new BlockEngines(config, parts.log, this.landing);
+    this.fees = parts.fees ?? null;
+  }
+
+  /**
+   * A single request answered from this data plane's memory (the account cache, fee
+   * estimates), or null when it goes to a node; `affine`: it carries an affinity.
+   */
+  answerLocally(body: Buffer, method: string, affine: boolean, paramsStart: number, paramsEnd: number): Buffer | string | null {
+    const cache = this.accountCache;
+    if (cache !== null && ACCOUNT_METHODS.has(method)) {
+      const answer = cache.answer(body, method, affine);
+      this.localError = cache.answeredError;
+      this.localNode = CACHE_NODE_ID;
+      this.localStatus = '200 OK';
+      return answer;
+    }
+    const fees = this.fees;
+    if (fees === null || method !== FEE_METHOD) return null;
+    const answer = fees.answer(body, paramsStart, paramsEnd);
+    this.localError = fees.answeredError;
+    this.localNode = FEE_NODE_ID;
+    this.localStatus = statusLine(fees.answeredHttp);
+    return answer;
   }
 
   /**
@@ -88,6 +121,7 @@ export class Services {
     this.landing?.reconfigure(next);
     this.engines.reconfigure(next);
     this.accountCache?.reconfigure(cacheSettings(next));
+    this.fees?.reconfigure(next.fees.estimates.lookbackSlots);
     return this.limiter.reconfigure(next, buffers);
   }
 }

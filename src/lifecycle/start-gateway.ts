@@ -31,6 +31,7 @@ import type { UsageFlush } from '../usage/flush.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { SubscriptionHub } from '../upstream/ws/hub.js';
 import type { AccountCacheControl } from '../grpc/cache-control.js';
+import { FeeWatcher } from '../fees/watcher.js';
 import type { GrpcListener } from '../grpc/listener.js';
 
 export interface ListenerView {
@@ -252,6 +253,15 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
     if (feedControl !== null) stops.add(() => feedControl.close());
   }
 
+  // Fee estimates (docs/priority-fees.md): the control plane fetches each new block and every data plane holds the digests.
+  let fees: FeeWatcher | null = null;
+  if (config.chain === 'solana' && config.fees.estimates.enabled) {
+    const watcher = new FeeWatcher({ nodes: () => pool.nodes, windowSlots: config.fees.estimates.lookbackSlots, publish: (b) => plane.feeSlots(b), log });
+    watcher.start();
+    stops.add(() => watcher.stop());
+    fees = watcher;
+  }
+
   const auth = new AdminAuth(config.admin.token);
   let consoleServer: ConsoleServer | null = null;
   const replaceCertificates = (material: TlsMaterial): void => {
@@ -275,6 +285,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
   const reload = async (): Promise<ReloadSummary> => {
     const summary = await reloader.reload();
     cache?.reconfigure(reloader.config);
+    fees?.reconfigure(reloader.config.fees.estimates.lookbackSlots);
     await plane.reloaded(reloader.config);
     return summary;
   };

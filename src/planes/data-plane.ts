@@ -19,6 +19,7 @@ import type { RateLimiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import type { RequestRecorder } from '../metrics/recorder.js';
 import type { StopList } from '../stop-list.js';
+import { FeeBook } from '../fees/fee-book.js';
 import type { UsageMeter } from '../usage/meter.js';
 import { loadUndiciClient } from '../upstream/node.js';
 import { NodePool } from '../upstream/pool.js';
@@ -51,6 +52,8 @@ export interface DataPlane {
   hub: SubscriptionHub;
   /** The account cache (docs/account-cache.md); null when `cache.accounts` is off. */
   cache: AccountCache | null;
+  /** Recent blocks' fees, fed by the control plane (docs/priority-fees.md); null when `fees.estimates` is off. */
+  fees: FeeBook | null;
   wsStats: WsStats;
   offload: Offload;
   /** The app(s) and ports, plain or TLS (certificate swaps on reload). */
@@ -101,6 +104,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
       ? new AccountCache(cacheSettings(config), () => freshestProcessed(pool), report)
       : null;
   if (cache !== null) stops.add(() => cache.close());
+  const fees = config.chain === 'solana' && config.fees.estimates.enabled ? new FeeBook(config.fees.estimates.lookbackSlots) : null;
   const serving = new Serving(config, {
     tokens: opts.tokens,
     router: pool,
@@ -110,6 +114,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     metrics: recorder,
     landing,
     accountCache: cache,
+    fees,
     ...(opts.usage === undefined ? {} : { usage: opts.usage }),
     ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
   });
@@ -134,6 +139,7 @@ export async function startDataPlane(config: Config, opts: DataPlaneOptions): Pr
     serving,
     hub,
     cache,
+    fees,
     wsStats,
     offload,
     listener,

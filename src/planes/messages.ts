@@ -12,6 +12,7 @@ import type { UsageCell } from '../usage/meter.js';
 import type { LandingDelta } from '../landing/counts.js';
 import type { CacheEvent } from '../cache/cache-events.js';
 import type { CacheCounts } from '../cache/account-cache.js';
+import type { SlotFees } from '../fees/levels.js';
 
 /** Handed to a worker at start (workerData). */
 export interface WorkerInit {
@@ -48,7 +49,9 @@ export type ToWorker =
   /** A stop is coming: answers carry `Connection: close`; the port stays open. */
   | { type: 'closeAfterAnswers' }
   /** The account cache feed's decisions, in order (src/cache/cache-events.ts). */
-  | { type: 'cacheEvents'; events: CacheEvent[] };
+  | { type: 'cacheEvents'; events: CacheEvent[] }
+  /** New blocks' fee digests from the fee watcher (src/fees/watcher.ts). */
+  | { type: 'feeSlots'; blocks: SlotFees[] };
 
 /** Per node, what a worker saw since its last report. */
 export interface NodeDelta {

@@ -10,6 +10,7 @@
 
 import type { CacheCounts } from '../cache/account-cache.js';
 import type { CacheEvent } from '../cache/cache-events.js';
+import type { SlotFees } from '../fees/levels.js';
 import type { ReloadTarget } from '../admin/reload.js';
 
 import { availableParallelism } from 'node:os';
@@ -93,6 +94,8 @@ export interface ControlView {
   cacheEvents(events: CacheEvent[]): void;
   /** Where every data plane's account cache counts go. */
   onCacheCounts(sink: (counts: CacheCounts) => void): void;
+  /** New blocks' fee digests, to every data plane (src/fees/watcher.ts). */
+  feeSlots(blocks: SlotFees[]): void;
 }
 
 /** `rpc.workers`: 'auto' is one per core. */
@@ -180,6 +183,7 @@ export async function inlinePlane(config: Config, tokens: TokenTable, log: Logge
       services.limiter.tally = tally;
     },
     cacheEvents: (events) => plane.cache?.apply(events),
+    feeSlots: (blocks) => plane.fees?.apply(blocks),
     onCacheCounts: (sink) => {
       cacheSink.fn = sink;
     },
@@ -272,6 +276,7 @@ export async function workerPlanes(
       workers.tally = tally;
     },
     cacheEvents: (events) => workers.broadcast({ type: 'cacheEvents', events }),
+    feeSlots: (blocks) => workers.broadcast({ type: 'feeSlots', blocks }),
     onCacheCounts: (sink) => {
       workers.onCacheCounts = sink;
     },

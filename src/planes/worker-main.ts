@@ -179,6 +179,9 @@ async function main(): Promise<void> {
       case 'cacheEvents':
         plane.cache?.apply(m.events);
         return;
+      case 'feeSlots':
+        plane.fees?.apply(m.blocks);
+        return;
       case 'closeAfterAnswers':
         plane.serving.state.draining = true;
         return;

@@ -76,11 +76,13 @@ class ProbeConnection implements AnswerSink {
     this.socket.write(p.request);
   }
 
-  /** Probes ask for a slot or a health word: an answer past this is not one. */
-  readonly bufferLimit = PROBE_ANSWER_MAX;
+  /** Probes ask for a slot or a health word: an answer past this is not one (the fee watcher's blocks: ProbeClient's answerMax). */
+  get bufferLimit(): number {
+    return this.client.answerMax;
+  }
 
   streamFrom(): boolean {
-    this.close(new ProtocolError(`probe answer over ${PROBE_ANSWER_MAX} bytes`));
+    this.close(new ProtocolError(`probe answer over ${this.client.answerMax} bytes`));
     return false;
   }
 
@@ -128,8 +130,11 @@ export class ProbeClient {
   private readonly pending = new Set<Promise<ProbeResponse>>();
   private shut = false;
 
-  /** `url`: the node's URL (credentials in it are sent as basic auth, as with traffic). */
-  constructor(url: string) {
+  /** `url`: the node's URL (credentials in it are sent as basic auth, as with traffic); answers over `answerMax` bytes fail. */
+  constructor(
+    url: string,
+    readonly answerMax = PROBE_ANSWER_MAX,
+  ) {
     const u = new URL(url);
     this.secure = u.protocol === 'https:';
     this.host = u.hostname.replace(/^\[|\]$/g, '');

@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['usage', 'limits'],
   ['shared'],
   ['upstream'],
-  ['landing', 'cache'],
+  ['landing', 'cache', 'fees'],
   ['gateway', 'grpc'],
   ['accounts'],
   ['console', 'admin'],

@@ -1,6 +1,8 @@
 // Knobs are set from three places (startSim, POST /sim/control, the CLI), so validation
 // lives here once and its errors name the knob.
 
+import { feeMarketError, type FeeMarket } from './fee-market.js';
+
 export type FailMode = 'http500' | 'rpc-error' | 'mixed';
 
 export interface SimKnobs {
@@ -56,6 +58,8 @@ export interface SimKnobs {
   synthetic: boolean;
   /** Fraction of slots skipped by their leader; a property of the cluster. */
   skipRate: number;
+  /** Synthetic fee-paying transactions in every block (docs/simulator.md "Fee market"); null: none. */
+  feeMarket: FeeMarket | null;
 }
 
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
@@ -80,6 +84,7 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   healthSlots: 128,
   synthetic: false,
   skipRate: 0,
+  feeMarket: null as FeeMarket | null,
 });
 
 /** slowMs at most: a slowed request is still answered. */
@@ -166,6 +171,12 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
         if (typeof v !== 'boolean') throw new KnobError(k, `${k} must be true or false`);
         out[k] = v;
         break;
+      case 'feeMarket': {
+        const bad = feeMarketError(v);
+        if (bad !== null) throw new KnobError(k, bad);
+        out.feeMarket = v as FeeMarket | null;
+        break;
+      }
       default:
         throw new KnobError(k, `unknown knob ${k}`);
     }

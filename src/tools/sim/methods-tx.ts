@@ -1,6 +1,6 @@
 // Transaction methods: sendTransaction (with Agave's preflight), simulateTransaction,
 // requestAirdrop, getSignatureStatuses, getTransaction, getSignaturesForAddress,
-// getFeeForMessage, getRecentPrioritizationFees (docs/simulator.md "Transactions").
+// getFeeForMessage (docs/simulator.md "Transactions"); blocks and fees are in methods-block.ts.
 
 import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockhashOf, signatureOf, slotOfBlockhash } from './chain.js';
 import type { MethodEnv } from './env.js';
@@ -15,7 +15,6 @@ type Handler = (params: unknown, env: MethodEnv) => string;
 
 const MAX_STATUSES = 256;
 const MAX_SIGNATURES_LIMIT = 1000;
-const MAX_FEE_ACCOUNTS = 128;
 /** Signatures older than this many slots are only found with searchTransactionHistory. */
 const STATUS_CACHE_SLOTS = 300;
 const SIG_VERIFY_FAILED = serverError(-32003, 'Transaction signature verification failure');
@@ -239,31 +238,6 @@ const getFeeForMessage: Handler = (p, env) => {
   return env.ctx[cfg.commitment] + (blockhashKnown(tx.blockhash, slot) ? String(feeOf(tx)) : 'null') + '}';
 };
 
-/** The last 150 slots up to the node's processed slot with the lowest price paid in each. */
-const getRecentPrioritizationFees: Handler = (p, env) => {
-  const keys = arg(p, 0);
-  if (keys !== undefined && !Array.isArray(keys)) return INVALID_PARAMS;
-  const wanted = (keys ?? []) as unknown[];
-  if (wanted.length > MAX_FEE_ACCOUNTS) return tooMany(MAX_FEE_ACCOUNTS);
-  for (const k of wanted) {
-    const bad = pubkeyError(k);
-    if (bad !== null) return bad;
-  }
-  const top = env.processed;
-  const from = top - BLOCKHASH_VALID_SLOTS + 1;
-  const fees = new Map<number, bigint>();
-  const landed = env.cluster.ledger.landed;
-  for (let i = landed.length - 1; i >= 0 && landed[i]!.slot >= from; i--) {
-    const rec = landed[i]!;
-    if (rec.slot > top || (wanted.length > 0 && !rec.tx.keys.some((k) => wanted.includes(k)))) continue;
-    const cur = fees.get(rec.slot);
-    if (cur === undefined || rec.unitPrice < cur) fees.set(rec.slot, rec.unitPrice);
-  }
-  const out: string[] = [];
-  for (let s = from; s <= top; s++) if (!env.cluster.skipped(s)) out.push('{"slot":' + s + ',"prioritizationFee":' + (fees.get(s) ?? 0n) + '}');
-  return '"result":[' + out.join(',') + ']';
-};
-
 export const TX_METHODS: [string, Handler][] = [
   ['sendTransaction', sendTransaction],
   ['simulateTransaction', simulateTransaction],
@@ -272,5 +246,4 @@ export const TX_METHODS: [string, Handler][] = [
   ['getTransaction', getTransaction],
   ['getSignaturesForAddress', getSignaturesForAddress],
   ['getFeeForMessage', getFeeForMessage],
-  ['getRecentPrioritizationFees', getRecentPrioritizationFees],
 ];

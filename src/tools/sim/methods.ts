@@ -6,6 +6,7 @@ import { decodeBase58 } from '../../solana/base58.js';
 import { BLOCKHASH_VALID_SLOTS, blockHeightOf, blockTimeOf, GENESIS_HASH, SLOTS_PER_EPOCH, slotOfBlockhash } from './chain.js';
 import { MethodEnv } from './env.js';
 import { ACCOUNT_METHODS } from './methods-accounts.js';
+import { BLOCK_METHODS } from './methods-block.js';
 import { TOKEN_METHODS } from './methods-token.js';
 import { TX_METHODS } from './methods-tx.js';
 import { Commitment, INVALID_PARAMS, invalidParams, METHOD_NOT_FOUND, readCfg, serverError, unhealthyError } from './params.js';
@@ -143,6 +144,7 @@ const handlers = new Map<string, Handler>([
   ['getMinimumBalanceForRentExemption', rentExempt],
   ...ACCOUNT_METHODS,
   ...TX_METHODS,
+  ...BLOCK_METHODS,
   ...TOKEN_METHODS,
 ]);
 

@@ -75,7 +75,7 @@ export function signatureInfoJson(rec: TxRecord, level: Level, slotMs: number): 
   );
 }
 
-function messageJson(tx: ParsedTx): string {
+export function messageJson(tx: ParsedTx): string {
   const ixs = tx.instructions.map(
     (ix) => '{"programIdIndex":' + ix.programIndex + ',"accounts":[' + ix.accounts.join(',') + '],"data":"' + encodeBase58(ix.data) + '","stackHeight":null}',
   );
@@ -99,7 +99,7 @@ function messageJson(tx: ParsedTx): string {
   );
 }
 
-function metaJson(rec: TxRecord): string {
+export function metaJson(rec: TxRecord): string {
   const status = rec.err === null ? '{"Ok":null}' : '{"Err":' + rec.err.json + '}';
   return (
     '{"err":' +
