@@ -1,37 +1,20 @@
 // The config file's shape (docs/configuration.md "Configuration" names are the contract). Every object is strict, every
 // field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
 // fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
-// the field path and what was found. Nothing else in config/ is imported here: defaults.ts
-// and json-schema.ts build on this file.
+// the field path and what was found. Only schema-kit.ts (the checks' builders) and
+// provider-schema.ts are imported here: defaults.ts and json-schema.ts build on this file.
 
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
+import { BudgetSchema, MethodListSchema } from './provider-schema.js';
+import { expected, int, method, methodList, obj, str } from './schema-kit.js';
 
-const expected = (what: string) => ({ error: `expected ${what}` });
 const COMMITMENTS = ['processed', 'confirmed', 'finalized'] as const;
-
-function int(min: number, max?: number) {
-  const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
-  const n = z.number(e).int(e).min(min, e);
-  return max === undefined ? n : n.max(max, e);
-}
 
 const port = (what: string) => int(0, 65535).meta({ description: what });
 
-/** A string; `re` also lands in the JSON Schema as `pattern`, `test` (a refinement) does not. */
-function str(what: string, re?: RegExp, test?: (s: string) => boolean) {
-  const e = expected(what);
-  const s = re === undefined ? z.string(e) : z.string(e).regex(re, e);
-  return test === undefined ? s : s.refine(test, e);
-}
-
 const strList = (what: string) => z.array(str(what), expected(`a list of ${what}s`));
-
-function obj<S extends z.core.$ZodLooseShape>(shape: S, description?: string) {
-  const o = z.strictObject(shape, expected('a mapping'));
-  return description === undefined ? o : o.meta({ description });
-}
 
 function urlWith(protocols: readonly string[]) {
   return (s: string): boolean => {
@@ -59,11 +42,7 @@ export function isCidr(s: string): boolean {
 
 export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
 export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const STORE_URL_RE = /^(sqlite|postgres|postgresql):\/\//;
-
-const method = str('a JSON-RPC method name', METHOD_RE);
-const methodList = z.array(method, expected('a list of JSON-RPC method names'));
 
 const NodeSchema = obj({
   id: str('an id of 1-64 characters from [A-Za-z0-9._-]', NODE_ID_RE),
@@ -75,6 +54,10 @@ const NodeSchema = obj({
     .boolean(expected('true or false'))
     .optional()
     .meta({ description: 'The node is meant to fall behind (a delayed replica): its changes between healthy and lagging are logged at info, not warn' }),
+  budget: BudgetSchema.optional().meta({
+    description: 'Provider budget: calls are spread so the node stays within it (docs/routing.md "Provider budgets")',
+  }),
+  methods: MethodListSchema.optional().meta({ description: 'Methods the node serves (docs/routing.md "Unsupported methods")' }),
 });
 
 /** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */
@@ -263,6 +246,10 @@ export const ConfigSchema = obj({
     methods: z
       .record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }'))
       .meta({ description: 'Label routing per method' }),
+    unsupportedMs: int(0, 86_400_000).meta({
+      description:
+        'How long a node that answered "method not found" (or a provider\'s "method disabled") is not asked that method again; 0: never learn (docs/routing.md "Unsupported methods")',
+    }),
     minContextSlotWaitMs: int(0, 60_000).meta({
       description:
         'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")',

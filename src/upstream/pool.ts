@@ -20,6 +20,8 @@ import { BlockhashBook } from '../solana/blockhash-book.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
 import { archiveBitsOf, learnBlockhash, retryOnAnotherNode } from './answer-retry.js';
 import { ChainWatches } from './chain-watch.js';
+import { applyHealthTo } from './apply-health.js';
+import { NodeGate } from './node-gate.js';
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
@@ -51,6 +53,8 @@ export class NodePool implements Router {
   /** routing.methods (docs/routing.md "Label routing"); empty when none. */
   private methodConfig: Config['routing']['methods'];
   methodRules: Map<string, MethodRule>;
+  /** Provider budgets, 429 cooldowns and the methods each node serves (node-gate.ts; docs/routing.md "Provider budgets"). */
+  readonly gate: NodeGate;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -96,6 +100,7 @@ export class NodePool implements Router {
     this.waitMs = config.affinity.monotonicWaitMs;
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.gate = new NodeGate(config, this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log[node.stateChangeLevel(from)]({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
@@ -122,7 +127,9 @@ export class NodePool implements Router {
       behind = fresh!.excluded(this.nodes, fc);
       if (fc.archiveOnly) behind |= ~this.archiveBits;
     }
-    const n = this.pick(call, call.tried | behind);
+    // Budgets, cooldowns and unsupported methods (node-gate.ts): such nodes count as tried too.
+    const n = this.pick(call, call.tried | behind | this.gate.exclude(this.nodes, call, call.tried | behind));
+    this.gate.picked(n === null && !this.waiting, this.nodes, call, call.tried | behind);
     if (behind !== 0) {
       if (n === null) this.freshWaiting = !this.waiting && this.nodes.some((x) => (x.bit & call.tried) === 0 && routable(x));
       else if (call.tried === 0) fresh!.tally(fc!.needSlot >= 0 ? FreshCause.RoutedByContextSlot : FreshCause.RoutedByBlockhash);
@@ -156,6 +163,7 @@ export class NodePool implements Router {
    * label-routed method with `fallback: none` gets the rule's 7503. False: the call's own error.
    */
   onNoNode(call: UpstreamCall): boolean {
+    if (this.gate.refuse(call)) return true;
     if (this.freshWaiting) {
       this.freshWaiting = false;
       const fresh = this.fresh!;
@@ -189,7 +197,10 @@ export class NodePool implements Router {
 
   /** A node's error answer that another node may not give: true when the call goes on (answer-retry.ts). */
   retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
-    return this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body);
+    return (
+      this.gate.retryAnswer(this.nodes, this.maxAttempts, call, node, body) ??
+      (this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body))
+    );
   }
 
   /**
@@ -270,39 +281,9 @@ export class NodePool implements Router {
     this.rateTimer.unref();
   }
 
-  /**
-   * A data-plane worker takes the control plane's probe results: one prober for every
-   * worker. A node this worker ejected stays out until its own backoff ends, even if a
-   * result sent before the control plane heard of the ejection says otherwise.
-   */
+  /** A data-plane worker takes the control plane's probe results (apply-health.ts). */
   applyHealth(nodes: readonly NodeHealthUpdate[]): void {
-    const now = Date.now();
-    let topology = false;
-    for (const h of nodes) {
-      const n = this.byId(h.id);
-      if (n === undefined) continue;
-      if (h.mark !== undefined) n.mark.attach(h.mark);
-      if (h.chain !== undefined) n.chain.attach(h.chain);
-      if (h.book !== undefined && h.freshCounts !== undefined && this.fresh !== null) this.fresh.attachBook(h.book, h.freshCounts);
-      n.slot = h.slot;
-      // As the prober seeds an inline node's latency (see health.ts seedLatency).
-      if (n.requests === 0 && h.probeMs > 0) n.ewmaMs = h.probeMs;
-      if (n.weight !== h.weight || n.drained !== h.drained) {
-        const draining = h.drained && !n.drained;
-        n.weight = h.weight;
-        n.drained = h.drained;
-        topology = true;
-        if (draining) for (const l of this.unusableListeners) l(n);
-      }
-      if (n.state === h.state || (n.state === 'ejected' && now < n.ejectedUntil)) continue;
-      const before = n.state;
-      n.state = h.state;
-      if (h.state === 'ejected') n.ejectedUntil = h.ejectedUntil;
-      else if (before === 'ejected') n.readmit();
-      if (!answersProbes(n)) for (const l of this.unusableListeners) l(n);
-    }
-    if (topology) this.onTopologyChange();
-    else this.refreshRouting();
+    applyHealthTo(this, nodes);
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -315,6 +296,7 @@ export class NodePool implements Router {
     // Keys the change moves leave their old node only for one that caught up with it.
     if (this.picker.monotonic) this.previous = { map, nodes, floor: markFloor(nodes) };
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    this.gate.configure(null, this.nodes);
     this.archiveBits = archiveBitsOf(this.nodes);
     if (this.probes && this.hasher !== null) this.syncWatches();
     this.refreshRouting();
@@ -356,6 +338,8 @@ export class NodePool implements Router {
     }
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
+    // Budgets, costs and method lists (matched by id) from the next pick on.
+    this.gate.configure(config, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, healthOptionsOf(config));

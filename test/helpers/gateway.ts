@@ -37,7 +37,14 @@ export interface HarnessOptions {
   /** Simulated nodes to start (ids default to n0, n1, …). */
   sims?: Partial<SimOptions>[];
   /** Extra nodes (e.g. scripted raw upstreams) appended after the sims. */
-  extraNodes?: { id: string; url: string; weight?: number; labels?: Record<string, string> }[];
+  extraNodes?: {
+    id: string;
+    url: string;
+    weight?: number;
+    labels?: Record<string, string>;
+    budget?: Record<string, unknown>;
+    methods?: Record<string, unknown>;
+  }[];
   /** Config overrides (merged over the harness defaults). */
   config?: Record<string, unknown>;
   /** Start the admin listener on an ephemeral port (`h.gw.admin`); set `config.admin.token` for auth. */

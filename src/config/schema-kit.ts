@@ -1,0 +1,31 @@
+// The builders of the config schema's checks (schema.ts): each check's error text is the
+// "expected …" half of a message; load.ts adds the field path and what was found.
+
+import { z } from 'zod';
+
+export const expected = (what: string) => ({ error: `expected ${what}` });
+
+export function int(min: number, max?: number) {
+  const e = expected(max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`);
+  const n = z.number(e).int(e).min(min, e);
+  return max === undefined ? n : n.max(max, e);
+}
+
+/** A string; `re` also lands in the JSON Schema as `pattern`, `test` (a refinement) does not. */
+export function str(what: string, re?: RegExp, test?: (s: string) => boolean) {
+  const e = expected(what);
+  const s = re === undefined ? z.string(e) : z.string(e).regex(re, e);
+  return test === undefined ? s : s.refine(test, e);
+}
+
+export function obj<S extends z.core.$ZodLooseShape>(shape: S, description?: string) {
+  const o = z.strictObject(shape, expected('a mapping'));
+  return description === undefined ? o : o.meta({ description });
+}
+
+const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export const method = str('a JSON-RPC method name', METHOD_RE);
+export const methodList = z.array(method, expected('a list of JSON-RPC method names'));
+
+export const positive = (what: string) => z.number(expected(`${what} > 0`)).gt(0, expected(`${what} > 0`));
