@@ -30,6 +30,7 @@ let next = 0;
 
 class Pumped implements AttemptSink {
   readonly exclusive = false;
+  retryAfterMs = -1;
   readonly startedAt = 0;
   /** The bench's answers are small: anything over this fails as too large. */
   readonly maxBuffered = 32 * 1024 * 1024;

@@ -41,6 +41,8 @@ export const RpcErrors = {
   parse: { code: -32700, message: 'Parse error' },
   invalidRequest: { code: -32600, message: 'Invalid Request' },
   invalidParams: { code: -32602, message: 'Invalid params' },
+  /** No node serves the method (docs/routing.md "Unsupported methods"): Agave's own answer. */
+  methodNotFound: { code: -32601, message: 'Method not found' },
 } as const;
 
 const JSONRPC_HEAD = '{"jsonrpc":"2.0","error":{"code":';

@@ -143,7 +143,11 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
   }
   if (path === '/admin/nodes') {
     allow(req, ['GET']);
-    return send(res, 200, nodesJson(pool.nodes));
+    return send(
+      res,
+      200,
+      nodesJson(pool.nodes, performance.now(), (i) => pool.gate.support.learnedOf(i, performance.now())),
+    );
   }
   if (path === '/admin/engines') {
     allow(req, ['GET']);
@@ -197,7 +201,7 @@ async function route(deps: AdminDeps, req: IncomingMessage, res: ServerResponse)
     if (patch.drained !== undefined) pool.setDrained(id, patch.drained);
     deps.log.info({ node: id, before, after: { weight: node.weight, drained: node.drained } }, 'node changed through the admin API');
   }
-  const view = nodesJson(pool.nodes).find((v) => v.id === id)!;
+  const view = nodesJson(pool.nodes, performance.now(), (i) => pool.gate.support.learnedOf(i, performance.now())).find((v) => v.id === id)!;
   return send(res, 200, view);
 }
 

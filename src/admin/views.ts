@@ -1,6 +1,7 @@
 // JSON shapes of the admin API, and the checks of what it accepts.
 
 import type { NodeLatency } from '../metrics/latency-buckets.js';
+import type { BudgetView, NodeBudget } from '../routing/budget.js';
 import type { NodeMark } from '../routing/high-water.js';
 import { freshestSlots, lagAt, type ChainView } from '../solana/chain-view.js';
 import { bestSlot, routable, slotLag, type NodeView } from '../routing/node-view.js';
@@ -16,6 +17,8 @@ export interface AdminNode extends NodeView {
   readonly mark: NodeMark;
   /** Its chain view (docs/solana-routing.md "Chain view"), shared by every worker. */
   readonly chain: ChainView;
+  /** Provider budget, 429 cooldown and cost figures (docs/routing.md "Provider budgets"). */
+  readonly budget: NodeBudget;
   recentRps(now: number): number;
 }
 
@@ -48,13 +51,29 @@ export interface NodeJson {
   chain: { processed: number | null; confirmed: number | null; finalized: number | null; firstAvailable: number | null };
   /** Slots behind the freshest node at each commitment; null until known (docs/solana-routing.md "Chain view"). */
   chainLag: { processed: number | null; confirmed: number | null; finalized: number | null };
+  /** Its provider budget (the whole node's, over every worker); null without one. */
+  budget: BudgetView | null;
+  /** Milliseconds it still cools down after a 429 (0: none). */
+  coolingMs: number;
+  /** Since start: calls and credits sent, 429s, cooldowns, methods learned unsupported; and per hour, newest first (last 24 h). */
+  costs: {
+    calls: number;
+    credits: number;
+    limited: number;
+    cooldowns: number;
+    learned: number;
+    hours: { hour: string; calls: number; credits: number; limited: number; cooldowns: number; learned: number }[];
+  };
+  /** Methods it answered "method not found" for, not asked again for now (docs/routing.md "Unsupported methods"). */
+  unsupported: string[];
 }
 
 const ms3 = (us: number): number => Math.round(us) / 1000;
 
-export function nodeJson(n: AdminNode, best: number, now: number, freshest: readonly number[]): NodeJson {
+export function nodeJson(n: AdminNode, best: number, now: number, freshest: readonly number[], unsupported: string[] = []): NodeJson {
   const l = n.latency.window.summary(now);
   const p = (us: number): number | null => (l.count === 0 ? null : ms3(us));
+  const wall = Date.now();
   return {
     id: n.id,
     url: n.url,
@@ -74,13 +93,25 @@ export function nodeJson(n: AdminNode, best: number, now: number, freshest: read
     highWaterSlot: n.mark.slot === 0 ? null : n.mark.slot,
     chain: n.chain.snapshot(),
     chainLag: { processed: lagAt(n.chain, freshest, 0), confirmed: lagAt(n.chain, freshest, 1), finalized: lagAt(n.chain, freshest, 2) },
+    budget: n.budget.view(now, wall),
+    coolingMs: Math.max(0, Math.ceil(n.budget.coolUntil - now)),
+    costs: {
+      calls: n.budget.calls,
+      credits: n.budget.credits,
+      limited: n.budget.limited,
+      cooldowns: n.budget.cooldowns,
+      learned: n.budget.learned,
+      hours: n.budget.hourly(wall),
+    },
+    unsupported,
   };
 }
 
-export function nodesJson(nodes: readonly AdminNode[], now = performance.now()): NodeJson[] {
+/** `unsupported`: node index → methods learned unsupported (the pool's gate). */
+export function nodesJson(nodes: readonly AdminNode[], now = performance.now(), unsupported?: (i: number) => string[]): NodeJson[] {
   const best = bestSlot(nodes);
   const freshest = freshestSlots(nodes);
-  return nodes.map((n) => nodeJson(n, best, now, freshest));
+  return nodes.map((n, i) => nodeJson(n, best, now, freshest, unsupported?.(i) ?? []));
 }
 
 export interface NodePatch {

@@ -41,6 +41,8 @@ const FLAGS: Flag[] = [
   { flag: 'slow-methods', knob: 'slowMethods', kind: 'list', help: 'only these methods are slowed (m1,m2)' },
   { flag: 'unhealthy', knob: 'unhealthy', kind: 'bool', help: 'getHealth answers -32005' },
   { flag: 'fee-market', knob: 'feeMarket', kind: 'json', help: 'synthetic fee-paying transactions per block, JSON (docs/simulator.md "Fee market")' },
+  { flag: 'rate-cap', knob: 'rateCap', kind: 'int', help: 'credits per second before HTTP 429 with Retry-After (0: no cap)' },
+  { flag: 'disabled-methods', knob: 'disabledMethods', kind: 'list', help: 'methods answered -32601 Method not found (m1,m2)' },
 ];
 
 /** Per-source knobs of the nodes' gRPC sources (docs/grpc.md "Simulated sources"). */

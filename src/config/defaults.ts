@@ -45,6 +45,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
     hedge: { methods: [], percentile: 90, minDelayMs: 2, maxDelayMs: 100, maxExtra: 1 },
     coalesce: { methods: [], windowMs: 0 },
     methods: {},
+    unsupportedMs: 600_000,
     minContextSlotWaitMs: 500,
     blockhashWaitMs: 500,
     landing: {

@@ -2,7 +2,7 @@
 // (docs/landing.md).
 
 import { z } from 'zod';
-import { expected, int, obj } from './schema-parts.js';
+import { expected, int, obj } from './schema-kit.js';
 
 export const LandingSchema = obj(
   {

@@ -68,6 +68,7 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'routing.broadcast.methods': 'live',
   'routing.broadcast.fanout': 'live',
   'routing.broadcast.engines': 'live',
+  'routing.unsupportedMs': 'live',
   'routing.hedge.methods': 'live',
   'routing.hedge.percentile': 'live',
   'routing.hedge.minDelayMs': 'live',

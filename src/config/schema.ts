@@ -1,24 +1,21 @@
 // The config file's shape (docs/configuration.md "Configuration" names are the contract). Every object is strict, every
 // field is required here: defaults are merged in beforehand from defaults.ts, so `Config` is
 // fully resolved. Each check's error text is the "expected …" half of a message; load.ts adds
-// the field path and what was found. Only the leaf cidr.ts of config/ is imported here:
-// defaults.ts and json-schema.ts build on this file.
+// the field path and what was found. The checks' builders come from schema-kit.ts, and
+// sections kept apart from landing-schema.ts and provider-schema.ts.
 
 import { z } from 'zod';
 import { API_TOKEN_RE, API_TOKEN_RULE } from '../token-format.js';
 import { isCidr } from './cidr.js';
 import { LandingSchema } from './landing-schema.js';
-import { COMMITMENTS, expected, int, obj, port, str, strList, urlWith } from './schema-parts.js';
+import { BudgetSchema, MethodListSchema } from './provider-schema.js';
+import { COMMITMENTS, expected, int, method, methodList, obj, port, str, strList, urlWith } from './schema-kit.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const BRAND_RE = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
 export const NODE_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 const STORE_URL_RE = /^(sqlite|postgres|postgresql):\/\//;
-
-const method = str('a JSON-RPC method name', METHOD_RE);
-const methodList = z.array(method, expected('a list of JSON-RPC method names'));
 
 const NodeSchema = obj({
   id: str('an id of 1-64 characters from [A-Za-z0-9._-]', NODE_ID_RE),
@@ -40,6 +37,10 @@ const NodeSchema = obj({
     .positive(expected('a number > 0'))
     .optional()
     .meta({ description: 'A block engine: calls a second at most (default 5)' }),
+  budget: BudgetSchema.optional().meta({
+    description: 'Provider budget: calls are spread so the node stays within it (docs/routing.md "Provider budgets")',
+  }),
+  methods: MethodListSchema.optional().meta({ description: 'Methods the node serves (docs/routing.md "Unsupported methods")' }),
 });
 
 /** docs/routing.md "Label routing": a method's calls go only to nodes carrying all these labels. */
@@ -229,6 +230,10 @@ export const ConfigSchema = obj({
     methods: z
       .record(method, MethodRouteSchema, expected('a mapping of method name to { labels, fallback }'))
       .meta({ description: 'Label routing per method' }),
+    unsupportedMs: int(0, 86_400_000).meta({
+      description:
+        'How long a node that answered "method not found" (or a provider\'s "method disabled") is not asked that method again; 0: never learn (docs/routing.md "Unsupported methods")',
+    }),
     minContextSlotWaitMs: int(0, 60_000).meta({
       description:
         'How long a call with minContextSlot waits for a node that reached it before going to the freshest node (docs/solana-routing.md "minContextSlot routing")',

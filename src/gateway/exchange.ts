@@ -8,7 +8,7 @@ import { A_BATCH, A_BATCH_TOO_LARGE, A_PARSE_ERROR, A_REPLY, KIND_REQUEST, type 
 import { buildSubBatch, forwardable, sliceSubBatch, type SubOutcome } from '../rpc/batch.js';
 import { rawIdOf } from '../rpc/scan.js';
 import { admit, type AdmissionRequest } from '../limits/admission.js';
-import { isAdmitted, refusalOf, refusalScope, refusalWaitMs, slotOf } from '../limits/verdict.js';
+import { isAdmitted, nodesRetryAfter, refusalOf, refusalScope, refusalWaitMs, slotOf } from '../limits/verdict.js';
 import { MODE_DEFAULT } from '../routing/affinity-mode.js';
 import { routeRuns } from '../routing/method-rules.js';
 import { giveBack } from '../slabs.js';
@@ -363,7 +363,7 @@ export class Exchange implements CallOwner, AdmissionRequest, BookedRequest, Str
 
   /** Gateway error answer; `close` drops the connection (body left unread). */
   private fail(e: GatewayErrorSpec, id: string | null, data: Record<string, unknown> | undefined, close: boolean): void {
-    this.respond(statusLine(e.http), errorBody(e, id, data), '', close);
+    this.respond(statusLine(e.http), errorBody(e, id, data), '', close, nodesRetryAfter(e.code, data, this.services.metrics));
   }
 
   private respond(status: string, body: string | Buffer, nodeIds: string, close = false, retryAfter = ''): void {

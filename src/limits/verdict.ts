@@ -53,3 +53,14 @@ export function slotOf(admission: number): number {
 export function refusalOf(admission: number): number {
   return -admission;
 }
+
+/**
+ * A call refused because every node's budget is spent or cooling (7429 `scope: "nodes"`,
+ * docs/routing.md "Provider budgets"): its Retry-After in whole seconds, counted under that
+ * scope; '' for any other error.
+ */
+export function nodesRetryAfter(code: number, data: Record<string, unknown> | undefined, metrics: { rateLimited(scope: string): void }): string {
+  if (code !== 7429 || data?.scope !== 'nodes' || typeof data.retryAfterMs !== 'number') return '';
+  metrics.rateLimited('nodes');
+  return String(Math.max(1, Math.ceil(data.retryAfterMs / 1000)));
+}

@@ -8,12 +8,14 @@
 // `(multiple)` (a batch split over several nodes). Status labels are HTTP status codes.
 
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { NodeBudget } from '../routing/budget.js';
 import { bestSlot, NODE_STATES, slotLag, type NodeView } from '../routing/node-view.js';
 import { Buckets } from './latency-buckets.js';
 import { CALL_EVENTS, type CallEvent, type RequestRecorder } from './recorder.js';
 import { MONOTONIC_REASONS, type NodeMark } from '../routing/high-water.js';
 import type { ChainView } from '../solana/chain-view.js';
 import { computed, type Labels, type Sample } from './computed.js';
+import { budgetSeries } from './budget-series.js';
 import { landingSeries, type LandingSeriesCounts } from './landing-series.js';
 import { solanaSeries } from './solana-series.js';
 import { wsSeries, type WsFigures } from './ws-series.js';
@@ -35,6 +37,8 @@ export interface MetricsNode extends NodeView {
   readonly mark?: NodeMark;
   /** Its chain view (solana/chain-view.ts), shared by every worker. */
   readonly chain?: ChainView;
+  /** Provider budget and cost figures (routing/budget.ts). */
+  readonly budget?: NodeBudget;
 }
 
 export interface MetricsSources {
@@ -328,11 +332,12 @@ export class GatewayMetrics implements RequestRecorder {
     r.registerMetric(
       computed(
         'jumpgate_node_failures_total',
-        'Attempts to the node that failed (connect error, timeout, reset, 5xx/429, unusable body)',
+        'Attempts to the node that failed (connect error, timeout, reset, 5xx, unusable body; a 429 is counted in jumpgate_node_rate_limited_total instead)',
         'counter',
         perNode((n) => n.failures),
       ),
     );
+    for (const m of budgetSeries(nodes)) r.registerMetric(m);
     r.registerMetric(
       computed('jumpgate_node_latency_seconds', 'Duration of successful attempts to the node', 'histogram', () => {
         const out: Sample[] = [];

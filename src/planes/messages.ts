@@ -67,6 +67,8 @@ export interface NodeDelta {
   /** Counts per Prometheus latency bucket, and their sum in ms. */
   buckets: number[];
   bucketsSumMs: number;
+  /** Provider cost figures since the last report: calls, credits, 429s, cooldowns, learned exclusions (routing/budget.ts). */
+  costs: number[];
 }
 
 /** Request counters since the last report: method, batch flag, status line, node label → count. */

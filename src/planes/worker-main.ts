@@ -29,6 +29,8 @@ interface NodeSeen {
   buckets: Float64Array;
   bucketsSumMs: number;
   ejectedReported: boolean;
+  /** The node's cost figures at the last report (NodeBudget.totals()). */
+  costs: number[];
 }
 
 function send(m: FromWorker): void {
@@ -39,7 +41,14 @@ function send(m: FromWorker): void {
 function nodeDelta(n: UpstreamNode, seen: WeakMap<UpstreamNode, NodeSeen>): NodeDelta {
   let s = seen.get(n);
   if (s === undefined) {
-    s = { requests: 0, failures: 0, buckets: new Float64Array(n.latency.buckets.counts.length), bucketsSumMs: 0, ejectedReported: false };
+    s = {
+      requests: 0,
+      failures: 0,
+      buckets: new Float64Array(n.latency.buckets.counts.length),
+      bucketsSumMs: 0,
+      ejectedReported: false,
+      costs: [0, 0, 0, 0, 0],
+    };
     seen.set(n, s);
   }
   n.latency.delta ??= new LatencyHistogram(NODE_HISTOGRAM);
@@ -59,7 +68,9 @@ function nodeDelta(n: UpstreamNode, seen: WeakMap<UpstreamNode, NodeSeen>): Node
     latency: d.count > 0 ? d.encode() : null,
     buckets,
     bucketsSumMs: n.latency.buckets.sumMs - s.bucketsSumMs,
+    costs: n.budget.totals().map((v, i) => v - s.costs[i]!),
   };
+  s.costs = n.budget.totals();
   d.reset();
   s.requests = n.requests;
   s.failures = n.failures;

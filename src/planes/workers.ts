@@ -210,6 +210,7 @@ export class DataPlaneWorkers {
       n.inflight = inflight;
       if (d.latency !== null) n.latency.window.addAt(LatencyHistogram.decode(d.latency), now);
       n.latency.buckets.addCounts(d.buckets, d.bucketsSumMs);
+      if (d.costs.some((v) => v !== 0)) n.budget.addFigures(d.costs, Date.now());
       if (d.ejected && n.state !== 'ejected') {
         // One worker's live failures eject the node for all; the prober readmits it.
         const from = n.state;

@@ -1,12 +1,22 @@
-// A data-plane worker takes the control plane's probe results: one prober for every worker. A
-// node this worker ejected stays out until its own backoff ends, even if a result sent before
-// the control plane heard of the ejection says otherwise.
+// A data-plane worker takes the control plane's probe results (planes/worker-main.ts): one
+// prober for every worker. A node this worker ejected stays out until its own backoff ends,
+// even if a result sent before the control plane heard of the ejection says otherwise.
 
 import { answersProbes } from '../routing/node-view.js';
+import type { FreshRouting } from '../solana/fresh-routing.js';
 import type { NodeHealthUpdate } from './health.js';
-import type { NodePool } from './pool.js';
+import type { UpstreamNode } from './node.js';
 
-export function applyHealthUpdates(pool: NodePool, nodes: readonly NodeHealthUpdate[]): void {
+/** What applying results touches of the node pool. */
+export interface HealthTarget {
+  byId(id: string): UpstreamNode | undefined;
+  readonly fresh: FreshRouting | null;
+  readonly unusableListeners: ((node: UpstreamNode) => void)[];
+  onTopologyChange(): void;
+  refreshRouting(): void;
+}
+
+export function applyHealthTo(pool: HealthTarget, nodes: readonly NodeHealthUpdate[]): void {
   const now = Date.now();
   let topology = false;
   for (const h of nodes) {

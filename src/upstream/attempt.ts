@@ -34,6 +34,8 @@ export class Attempt implements AttemptSink {
   done = false;
   written = false;
   clientRef: unknown = null;
+  /** A 429's Retry-After in ms, -1 when it gave none (set by the client before answered()). */
+  retryAfterMs = -1;
   timer: NodeJS.Timeout;
   readonly startedAt = performance.now();
   readonly body: Buffer;

@@ -209,6 +209,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
     this.tried |= node.bit;
     node.inflight++;
     node.requests++;
+    node.budget.spendCall(this.method, this.to - this.from, a.startedAt);
     this.current = a;
     if (this.open !== null) this.open.push(a);
     node.client.send(a);
@@ -234,7 +235,8 @@ export class UpstreamCall implements RouteRequest, FreshCall {
     if (failure === F_NONE) {
       const body = answer!;
       if (status >= 500 || status === 429 || status < 200 || (!looksLikeJson(body) && (this.expectsAnswer || body.length > 0))) {
-        failure = F_OTHER;
+        // A provider's 429: the node ran nothing, so any method goes on to another node (docs/routing.md "Provider budgets").
+        failure = status === 429 ? F_CONNECT : F_OTHER;
         reason = status >= 300 || status < 200 ? 'HTTP ' + status : 'unusable body';
       } else {
         const ms = now - a.startedAt;
@@ -261,7 +263,8 @@ export class UpstreamCall implements RouteRequest, FreshCall {
       // The node is fine and now gets no pipelined requests: a retry may go to it again.
       failure = F_OTHER;
       this.tried &= ~node.bit;
-    } else if (failure !== F_TOO_LARGE) node.recordFailure(reason, Date.now());
+    } else if (status === 429) node.budget.limitedBy(a.retryAfterMs, now, Date.now());
+    else if (failure !== F_TOO_LARGE) node.recordFailure(reason, Date.now());
     if (this.finished) return;
     if (this.reasons !== null) {
       this.reasons.push(node.id + ': ' + reason);
@@ -274,6 +277,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
     if (this.live > 0) return;
     const retry = failure === F_CONNECT || failure === F_CONNECT_TIMEOUT || (this.retrySafe && failure !== F_TOO_LARGE);
     if (retry && this.attempts < this.router.maxAttempts) return this.start();
+    if (status === 429) return this.refuse(Errors.rateLimited, { scope: 'nodes', retryAfterMs: Math.max(1, Math.ceil(node.budget.coolUntil - now)) });
     this.fail(failure);
   }
 
@@ -360,7 +364,7 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   }
 
   /** Ends the call with the router's own error (monotonic reads 7505, label routing 7503). */
-  refuse(error: GatewayErrorSpec, data: Record<string, unknown>): void {
+  refuse(error: GatewayErrorSpec, data: Record<string, unknown> | null): void {
     this.error = error;
     this.errorData = data;
     this.finished = true;

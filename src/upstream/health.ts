@@ -49,6 +49,8 @@ export interface ProbeResult {
   reason: string;
   /** How long the probe took. */
   ms: number;
+  /** The node answered 429 (its provider's rate limit): no verdict on its health. */
+  limited?: boolean;
 }
 
 const GET_HEALTH = '{"jsonrpc":"2.0","id":1,"method":"getHealth"}';
@@ -92,7 +94,8 @@ export async function probe(node: UpstreamNode, opts: HealthOptions): Promise<Pr
     if (typeof slot.result !== 'number') return fail(slot.error?.message ?? 'no slot');
     return { ok: true, slot: slot.result, reason: '', ms: performance.now() - t1 };
   } catch (err) {
-    return fail((err as Error).message);
+    const reason = (err as Error).message;
+    return reason === 'HTTP 429' ? { ok: false, slot: -1, reason, ms: performance.now() - t0, limited: true } : fail(reason);
   }
 }
 
@@ -123,6 +126,11 @@ export function bestSlotAfterProbes(nodes: readonly UpstreamNode[], results: rea
  * lagging from its slot. */
 export function applyProbe(node: UpstreamNode, r: ProbeResult, best: number, maxSlotLag: number): void {
   const before = node.state;
+  if (r.limited === true) {
+    // A rate limit is not ill health: the node keeps its state (docs/routing.md "Provider budgets").
+    node.lastError = r.reason;
+    return;
+  }
   if (!r.ok) {
     node.lastError = r.reason;
     if (before === 'ejected') node.eject(Date.now());

@@ -4,6 +4,7 @@
 // a PATCH does. NodePool.applyNodeSettings rebuilds what depends on them.
 
 import { wsUrlOf, type NodeSpec, type UpstreamNode } from './node.js';
+import type { NodePool } from './pool.js';
 
 export interface NodeSettingsChange {
   /** Weights the file changed, by id, as they were and are now. */
@@ -41,4 +42,16 @@ export function settleNodes(nodes: readonly UpstreamNode[], specs: readonly Node
     out.topology = true;
   }
   return out;
+}
+
+/** An operator's change through the admin API: a weight or a drain, applied at once; undefined when no node has `id`. */
+export function setByOperator(pool: NodePool, id: string, weight: number | null, drained: boolean | null): UpstreamNode | undefined {
+  const n = pool.byId(id);
+  if (n === undefined) return undefined;
+  if (weight !== null) n.weight = weight;
+  if (drained !== null) n.drained = drained;
+  pool.onTopologyChange();
+  if (drained === true) for (const l of pool.unusableListeners) l(n);
+  for (const l of pool.healthListeners) l();
+  return n;
 }

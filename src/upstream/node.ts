@@ -2,8 +2,10 @@
 // set in the constructor so the object keeps one shape.
 
 import { NodeLatency } from '../metrics/latency-buckets.js';
+import { NodeBudget, type BudgetConfig } from '../routing/budget.js';
 import { NodeMark } from '../routing/high-water.js';
 import { RankCell, type RankedNode } from '../routing/send-rank.js';
+import type { MethodListConfig } from '../routing/method-support.js';
 import { ChainView } from '../solana/chain-view.js';
 import type { MarkedNode } from '../routing/keyed-pick.js';
 import type { NodeStateName, NodeView } from '../routing/node-view.js';
@@ -21,6 +23,10 @@ export interface NodeSpec {
   expectLag?: boolean | undefined;
   /** docs/jito.md: block engines (jito) never enter the pool. */
   kind?: 'rpc' | 'jito' | undefined;
+  /** Provider budget (docs/routing.md "Provider budgets"); applied by the pool's gate (node-gate.ts). */
+  budget?: BudgetConfig | undefined;
+  /** Methods the node serves (docs/routing.md "Unsupported methods"). */
+  methods?: MethodListConfig | undefined;
 }
 
 export interface EjectPolicy {
@@ -103,6 +109,8 @@ export class UpstreamNode implements NodeView, MarkedNode, RankedNode {
   private rateNext = 0;
   /** Successful attempts' durations: rolling HDR window (admin API) and Prometheus buckets. */
   readonly latency: NodeLatency;
+  /** Its provider budget, 429 cooldown and cost figures (routing/budget.ts); unlimited until configured. */
+  readonly budget: NodeBudget;
 
   constructor(
     spec: NodeSpec,
@@ -148,6 +156,7 @@ export class UpstreamNode implements NodeView, MarkedNode, RankedNode {
     this.requests = 0;
     this.failures = 0;
     this.latency = new NodeLatency();
+    this.budget = new NodeBudget();
   }
 
   /** The log level of a change from `from` to the current state: warn, except a node meant to lag moving between healthy and lagging. */

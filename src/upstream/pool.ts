@@ -20,9 +20,10 @@ import { MethodLatency, type RouteRequest, type Router } from './router.js';
 import { BlockhashBook } from '../solana/blockhash-book.js';
 import { FreshCause, FreshRouting, type FreshCall } from '../solana/fresh-routing.js';
 import { archiveBitsOf, learnBlockhash, retryOnAnotherNode } from './answer-retry.js';
-import { applyHealthUpdates } from './apply-health.js';
-import { settleNodes } from './node-settings.js';
+import { setByOperator, settleNodes } from './node-settings.js';
 import { ChainWatches } from './chain-watch.js';
+import { applyHealthTo } from './apply-health.js';
+import { NodeGate } from './node-gate.js';
 
 export class NodePool implements Router {
   nodes: UpstreamNode[];
@@ -56,6 +57,8 @@ export class NodePool implements Router {
   methodRules: Map<string, MethodRule>;
   /** routing.landing.ranking in effect (docs/landing.md "Sends go where they land"; the control plane's ranking reads it too). */
   sendRank: RankSettings;
+  /** Provider budgets, 429 cooldowns and the methods each node serves (node-gate.ts; docs/routing.md "Provider budgets"). */
+  readonly gate: NodeGate;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
   readonly unusableListeners: ((node: UpstreamNode) => void)[] = [];
@@ -102,6 +105,7 @@ export class NodePool implements Router {
     this.methodConfig = config.routing.methods;
     this.methodRules = buildMethodRules(this.methodConfig, this.nodes);
     this.sendRank = sendRankOf(config);
+    this.gate = new NodeGate(config, this.nodes);
     this.health = new HealthChecker(() => this.nodes, this.healthOpts, {
       stateChanged: (node, from, reason) => {
         this.log[node.stateChangeLevel(from)]({ node: node.id, from, to: node.state, reason: reason || undefined, slot: node.slot }, 'node state changed');
@@ -128,7 +132,9 @@ export class NodePool implements Router {
       behind = fresh!.excluded(this.nodes, fc);
       if (fc.archiveOnly) behind |= ~this.archiveBits;
     }
-    const n = this.pick(call, call.tried | behind);
+    // Budgets, cooldowns and unsupported methods (node-gate.ts): such nodes count as tried too.
+    const n = this.pick(call, call.tried | behind | this.gate.exclude(this.nodes, call, call.tried | behind));
+    this.gate.picked(n === null && !this.waiting, this.nodes, call, call.tried | behind);
     if (behind !== 0) {
       if (n === null) this.freshWaiting = !this.waiting && this.nodes.some((x) => (x.bit & call.tried) === 0 && routable(x));
       else if (call.tried === 0) fresh!.tally(fc!.needSlot >= 0 ? FreshCause.RoutedByContextSlot : FreshCause.RoutedByBlockhash);
@@ -162,6 +168,7 @@ export class NodePool implements Router {
    * label-routed method with `fallback: none` gets the rule's 7503. False: the call's own error.
    */
   onNoNode(call: UpstreamCall): boolean {
+    if (this.gate.refuse(call)) return true;
     if (this.freshWaiting) {
       this.freshWaiting = false;
       const fresh = this.fresh!;
@@ -195,7 +202,10 @@ export class NodePool implements Router {
 
   /** A node's error answer that another node may not give: true when the call goes on (answer-retry.ts). */
   retryAnswer(call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean {
-    return this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body);
+    return (
+      this.gate.retryAnswer(this.nodes, this.maxAttempts, call, node, body) ??
+      (this.fresh !== null && retryOnAnotherNode(this.fresh, this.nodes, this.archiveBits, this.maxAttempts, call, node, body))
+    );
   }
 
   /**
@@ -276,9 +286,9 @@ export class NodePool implements Router {
     this.rateTimer.unref();
   }
 
-  /** A data-plane worker takes the control plane's probe results (./apply-health.ts). */
+  /** A data-plane worker takes the control plane's probe results (apply-health.ts). */
   applyHealth(nodes: readonly NodeHealthUpdate[]): void {
-    applyHealthUpdates(this, nodes);
+    applyHealthTo(this, nodes);
   }
 
   // ---- live changes (admin API, reload); they affect routing only from the next pick on ----
@@ -291,6 +301,7 @@ export class NodePool implements Router {
     // Keys the change moves leave their old node only for one that caught up with it.
     if (this.picker.monotonic) this.previous = { map, nodes, floor: markFloor(nodes) };
     this.rebuildNodeRules();
+    this.gate.configure(null, this.nodes);
     if (this.probes && this.hasher !== null) this.syncWatches();
     this.refreshRouting();
   }
@@ -321,23 +332,13 @@ export class NodePool implements Router {
     if (this.fresh !== null) this.watches.sync(this.chainWatch ? this.nodes : [], this.fresh.book, this.healthOpts);
   }
 
+  /** The admin API's PATCH (./node-settings.ts). */
   setWeight(id: string, weight: number): UpstreamNode | undefined {
-    const n = this.byId(id);
-    if (n === undefined) return undefined;
-    n.weight = weight;
-    this.onTopologyChange();
-    for (const l of this.healthListeners) l();
-    return n;
+    return setByOperator(this, id, weight, null);
   }
 
   setDrained(id: string, drained: boolean): UpstreamNode | undefined {
-    const n = this.byId(id);
-    if (n === undefined) return undefined;
-    n.drained = drained;
-    this.onTopologyChange();
-    if (drained) for (const l of this.unusableListeners) l(n);
-    for (const l of this.healthListeners) l();
-    return n;
+    return setByOperator(this, id, null, drained);
   }
 
   /** Reload: attempts, eject policy and health probing (from the next round). */
@@ -353,6 +354,8 @@ export class NodePool implements Router {
     this.methodConfig = config.routing.methods;
     this.rebuildNodeRules();
     this.sendRank = sendRankOf(config);
+    // Budgets, costs and method lists (matched by id) from the next pick on.
+    this.gate.configure(config, this.nodes);
     this.clientOpts.connectTimeoutMs = Math.min(config.limits.upstreamTimeoutMs, 10_000);
     Object.assign(this.policy, { ejectAfterFailures: h.ejectAfterFailures, ejectBackoffMs: h.ejectBackoffMs, ejectBackoffMaxMs: h.ejectBackoffMaxMs });
     Object.assign(this.healthOpts, healthOptionsOf(config));

@@ -56,6 +56,8 @@ export interface AttemptSink {
   readonly exclusive: boolean;
   /** performance.now() when the attempt began. */
   readonly startedAt: number;
+  /** A 429 answer's Retry-After in ms (-1: none); the client sets it before answered(). */
+  retryAfterMs: number;
   /** Whatever the client needs to find the attempt again (its connection, its handler). */
   clientRef: unknown;
   /** Set by the client once the request left for the node (a coalesced call written already takes only joiners within its window). */

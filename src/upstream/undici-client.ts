@@ -2,6 +2,7 @@
 // Kept as the conservative choice for nodes behind proxies that mishandle pipelined requests.
 
 import { Pool, type Dispatcher } from 'undici';
+import { retryAfterMs } from './http1/parser.js';
 import { CONNECT_ERRORS, F_CONNECT, F_OTHER, F_TOO_LARGE, type AttemptSink, type UpstreamClient } from './transport.js';
 
 const HEADERS = { 'content-type': 'application/json' };
@@ -26,8 +27,12 @@ class UndiciHandler implements Dispatcher.DispatchHandler {
     if (this.attempt.done) controller.abort(ABANDONED);
   }
 
-  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode;
+    if (statusCode === 429) {
+      const v = headers['retry-after'];
+      if (typeof v === 'string') this.attempt.retryAfterMs = retryAfterMs(v.trim().toLowerCase(), Date.now());
+    }
   }
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {

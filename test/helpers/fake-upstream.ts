@@ -1,6 +1,7 @@
 // Fakes for the upstream side of a call: nodes whose client only records attempts (the test
 // ends each one), and a router over them. No sockets, no timers but the attempts' own.
 
+import { NodeBudget } from '../../src/routing/budget.js';
 import type { UpstreamCall } from '../../src/upstream/call.js';
 import { MethodLatency, type Router } from '../../src/upstream/router.js';
 import type { UpstreamNode } from '../../src/upstream/node.js';
@@ -64,6 +65,8 @@ export interface FakeNode {
   state: 'healthy' | 'unhealthy';
   drained: boolean;
   weight: number;
+  /** Unlimited: a call spends on it and a 429 cools it (routing/budget.ts). */
+  budget: NodeBudget;
   successes: number;
   failures: string[];
   recordSuccess(ms: number, now: number): void;
@@ -81,6 +84,7 @@ export function fakeNode(id: string, index: number): FakeNode {
     state: 'healthy',
     drained: false,
     weight: 1,
+    budget: new NodeBudget(),
     successes: 0,
     failures: [],
     recordSuccess() {

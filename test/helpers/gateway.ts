@@ -45,6 +45,8 @@ export interface HarnessOptions {
     kind?: 'rpc' | 'jito';
     rateLimit?: number;
     headers?: Record<string, string>;
+    budget?: Record<string, unknown>;
+    methods?: Record<string, unknown>;
   }[];
   /** Config overrides (merged over the harness defaults). */
   config?: Record<string, unknown>;

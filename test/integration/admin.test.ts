@@ -183,8 +183,12 @@ t.test('GET /admin/nodes: shape and live values after traffic', async (t) => {
     t.same(
       Object.keys(n).sort(),
       [
+        'budget',
         'chain',
         'chainLag',
+        'coolingMs',
+        'costs',
+        'unsupported',
         'drained',
         'ewmaMs',
         'failures',

@@ -60,6 +60,16 @@ export interface SimKnobs {
   skipRate: number;
   /** Synthetic fee-paying transactions in every block (docs/simulator.md "Fee market"); null: none. */
   feeMarket: FeeMarket | null;
+  /**
+   * A provider's rate limit: credits per second (bursting one second's worth); over it a
+   * request is answered HTTP 429 with Retry-After and a provider-style JSON body. 0: no cap.
+   * The gateway's health probes are not counted.
+   */
+  rateCap: number;
+  /** Credits a call of the method costs against rateCap (others: 1). */
+  methodCosts: Record<string, number>;
+  /** Methods the provider disabled: answered -32601 "Method not found" (Agave's shape). */
+  disabledMethods: string[];
 }
 
 export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
@@ -85,6 +95,9 @@ export const DEFAULT_KNOBS: Readonly<SimKnobs> = Object.freeze({
   synthetic: false,
   skipRate: 0,
   feeMarket: null as FeeMarket | null,
+  rateCap: 0,
+  methodCosts: {} as Record<string, number>,
+  disabledMethods: [] as string[],
 });
 
 /** slowMs at most: a slowed request is still answered. */
@@ -143,6 +156,27 @@ export function checkKnobs(input: unknown): Partial<SimKnobs> {
       case 'slowMs':
         out.slowMs = uint(k, v, 0);
         if (v > MAX_SLOW_MS) throw new KnobError(k, `slowMs must be at most ${MAX_SLOW_MS}`);
+        break;
+      case 'rateCap':
+        if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new KnobError(k, 'rateCap must be a number >= 0');
+        out.rateCap = v;
+        break;
+      case 'methodCosts': {
+        const ok =
+          typeof v === 'object' &&
+          v !== null &&
+          !Array.isArray(v) &&
+          Object.keys(v).length <= 100 &&
+          Object.values(v).every((c) => typeof c === 'number' && c > 0 && Number.isFinite(c));
+        if (!ok) throw new KnobError(k, 'methodCosts must map method names to numbers > 0');
+        out.methodCosts = { ...(v as Record<string, number>) };
+        break;
+      }
+      case 'disabledMethods':
+        if (!Array.isArray(v) || v.length > 100 || !v.every((m) => typeof m === 'string' && m.length > 0 && m.length <= 128)) {
+          throw new KnobError(k, 'disabledMethods must be a list of method names');
+        }
+        out.disabledMethods = [...(v as string[])];
         break;
       case 'slowMethods':
         if (!Array.isArray(v) || v.length > 100 || !v.every((m) => typeof m === 'string' && m.length > 0 && m.length <= 128)) {

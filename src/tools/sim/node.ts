@@ -8,6 +8,7 @@ import { Cluster, sharedCluster } from './cluster.js';
 import { respond, type Exec } from './envelope.js';
 import { checkKnobs, DEFAULT_KNOBS, KnobError, KNOB_NAMES, type SimKnobs } from './knobs.js';
 import { callMethod, MethodEnv, unhealthyError } from './methods.js';
+import { METHOD_NOT_FOUND, RateCap } from './rate-cap.js';
 import { SimWs, type WsStats } from './ws.js';
 
 export type { FailMode, SimKnobs } from './knobs.js';
@@ -36,6 +37,9 @@ export interface SimStats extends WsStats {
   /** JSON-RPC calls, batch elements included. */
   calls: number;
   byMethod: Map<string, number>;
+  /** Requests answered 429 for being over rateCap, and credits spent within it (rateCap only). */
+  limited: number;
+  credits: number;
 }
 
 export interface SimNode {
@@ -116,7 +120,10 @@ class Sim implements SimNode {
     wsSubscriptions: 0,
     wsSubscriptionsByMethod: new Map(),
     wsMessages: 0,
+    limited: 0,
+    credits: 0,
   };
+  private readonly cap = new RateCap();
   port = 0;
   url = '';
   wsUrl = '';
@@ -134,6 +141,7 @@ class Sim implements SimNode {
 
   private readonly ok: Exec = (method, params) => {
     this.count(method);
+    if (this.state.disabledMethods.length > 0 && this.state.disabledMethods.includes(method)) return METHOD_NOT_FOUND;
     if (method !== 'getHealth' && (this.state.slowMethods.length === 0 || this.state.slowMethods.includes(method))) this.slowable = true;
     return callMethod(method, params, this.env);
   };
@@ -213,7 +221,14 @@ class Sim implements SimNode {
   }
 
   knobs(): SimKnobs {
-    return { ...this.state, latencyMs: [this.state.latencyMs[0], this.state.latencyMs[1]], slowMethods: [...this.state.slowMethods] };
+    const s = this.state;
+    return {
+      ...s,
+      latencyMs: [s.latencyMs[0], s.latencyMs[1]],
+      slowMethods: [...s.slowMethods],
+      methodCosts: { ...s.methodCosts },
+      disabledMethods: [...s.disabledMethods],
+    };
   }
 
   close(): Promise<void> {
@@ -234,8 +249,8 @@ class Sim implements SimNode {
   }
 
   private statsJson(): string {
-    const { requests, calls, byMethod } = this.stats;
-    return JSON.stringify({ requests, calls, byMethod: Object.fromEntries(byMethod) });
+    const { requests, calls, byMethod, limited, credits } = this.stats;
+    return JSON.stringify({ requests, calls, byMethod: Object.fromEntries(byMethod), limited, credits });
   }
 
   private onRpc(res: Pending, probe: boolean): void {
@@ -248,6 +263,7 @@ class Sim implements SimNode {
 
   private answer(res: Pending, body: Buffer, probe: boolean): void {
     const k = this.state;
+    if (k.rateCap > 0 && !probe && !this.cap.admit(res, body, k, this.stats)) return;
     // One draw per request, split into bands: drop, stall, fail (500 half first), answer.
     const r = Math.random();
     const stallEnd = k.dropRate + k.stallRate;

@@ -249,7 +249,10 @@ export class Connection implements AnswerSink, Flushable, StreamSource {
       stream.end();
       // Its last bytes may have found the client behind: the answers after it must be read.
       this.socket.resume();
-    } else if (!a.done) a.answered(status, body);
+    } else if (!a.done) {
+      if (status === 429) a.retryAfterMs = this.parser.answerRetryAfterMs;
+      a.answered(status, body);
+    }
     if (close) this.destroy('closed by node');
     else this.owner.hasRoom(this);
   }

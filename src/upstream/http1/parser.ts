@@ -52,6 +52,10 @@ export class ResponseParser {
   leftover: Buffer | null = null;
   /** The current answer's body goes to the sink as it arrives (AnswerSink.streamFrom). */
   streaming = false;
+  /** A 429's Retry-After in ms, -1 when absent (read only on 429s). */
+  retryAfterMs = -1;
+  /** retryAfterMs of the answer last handed to the sink (reset() clears the other first). */
+  answerRetryAfterMs = -1;
 
   /** True while the current answer's body runs until the node closes the connection. */
   get untilClose(): boolean {
@@ -67,6 +71,7 @@ export class ResponseParser {
     this.size = 0;
     this.close = false;
     this.streaming = false;
+    this.retryAfterMs = -1;
   }
 
   /**
@@ -190,6 +195,7 @@ export class ResponseParser {
   private finish(sink: AnswerSink, body: Buffer | null): void {
     const status = this.status;
     const close = this.close;
+    this.answerRetryAfterMs = this.retryAfterMs;
     this.reset();
     sink.answer(status, close, body);
   }
@@ -226,6 +232,13 @@ export class ResponseParser {
   }
 }
 
+/** A Retry-After value (seconds, or an HTTP date) in ms from `now`; -1 when unreadable. */
+export function retryAfterMs(value: string, now: number): number {
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? -1 : Math.max(0, t - now);
+}
+
 /** Reads the head in [start, end) (end at the blank line); sets status, framing and close. */
 function parseHead(p: ResponseParser, buf: Buffer, start: number, end: number): void {
   const head = buf.toString('latin1', start, end);
@@ -243,7 +256,7 @@ function parseHead(p: ResponseParser, buf: Buffer, start: number, end: number): 
     const colon = head.indexOf(':', at + 2);
     if (colon !== -1 && colon < lineEnd) {
       const nameLen = colon - at - 2;
-      if (nameLen === 14 || nameLen === 17 || nameLen === 10) {
+      if (nameLen === 14 || nameLen === 17 || nameLen === 10 || (nameLen === 11 && status === 429)) {
         const name = head.slice(at + 2, colon).toLowerCase();
         const value = head
           .slice(colon + 1, lineEnd)
@@ -253,6 +266,7 @@ function parseHead(p: ResponseParser, buf: Buffer, start: number, end: number): 
           length = Number(value);
           if (!Number.isSafeInteger(length) || length < 0) throw new ProtocolError('bad content-length');
         } else if (name === 'transfer-encoding') chunked = value.endsWith('chunked');
+        else if (name === 'retry-after') p.retryAfterMs = retryAfterMs(value, Date.now());
         else if (name === 'connection') {
           if (value.includes('close')) p.close = true;
           else if (value.includes('keep-alive')) p.close = false;

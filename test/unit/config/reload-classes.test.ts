@@ -41,7 +41,7 @@ function schemaLeaves(s: z.ZodType, path: string, out: string[]): void {
 }
 
 /** Classed before the schema has them (per-node budgets and method lists); gone from here once it does. */
-const AHEAD = ['nodes.*.budget', 'nodes.*.methods'];
+const AHEAD: string[] = [];
 
 t.test('every key of the config schema has a reload class, and every class a key', async (t) => {
   const leaves: string[] = [];

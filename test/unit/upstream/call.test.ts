@@ -99,7 +99,6 @@ t.test('connect failures are retried for every method, also those not safe to re
 const UNSAFE_FAILURES: { name: string; reason: string; timeout?: boolean; end?: (a: ReturnType<typeof openAttempt>) => void }[] = [
   { name: 'timeout', reason: 'timeout', timeout: true },
   { name: 'HTTP 5xx', reason: 'HTTP 503', end: (a) => a.answered(503, ANSWER) },
-  { name: 'HTTP 429', reason: 'HTTP 429', end: (a) => a.answered(429, ANSWER) },
   { name: 'a 1xx status', reason: 'HTTP 101', end: (a) => a.answered(101, ANSWER) },
   { name: 'reset', reason: 'socket hang up', end: (a) => a.failed(F_OTHER, 'socket hang up') },
   { name: 'unusable body', reason: 'unusable body', end: (a) => a.answered(200, Buffer.from('<html>busy</html>')) },
@@ -129,6 +128,21 @@ for (const f of UNSAFE_FAILURES) {
     t.equal(b.response, null);
   });
 }
+
+t.test('HTTP 429: retried for every method (the node ran nothing), no failure counted, the node cools down', async (t) => {
+  const router = new FakeRouter(2);
+  const { call, owner } = startCall(router, { retrySafe: false });
+  const first = openAttempt(router, 0);
+  first.retryAfterMs = 2000;
+  first.answered(429, ANSWER);
+  await eventually('the retry on n1', () => router.nodes[1]!.client.open().length === 1);
+  t.same(router.nodes[0]!.failures, [], 'not a failure');
+  t.equal(router.nodes[0]!.budget.limited, 1);
+  t.ok(router.nodes[0]!.budget.coolUntil - performance.now() > 1500, 'cooling for its Retry-After');
+  openAttempt(router, 1).answered(200, ANSWER);
+  t.equal(owner.done.length, 1);
+  t.equal(call.response, ANSWER);
+});
 
 t.test('a notification owes no body: an empty 2xx is success; a non-JSON body is still unusable', async (t) => {
   const router = new FakeRouter(2);

@@ -79,6 +79,7 @@ interface Outcome {
 
 class Sink implements AttemptSink {
   written = false;
+  retryAfterMs = -1;
   clientRef: unknown = null;
   done = false;
   readonly body: Buffer;

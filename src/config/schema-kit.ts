@@ -1,5 +1,5 @@
-// Builders the config schema's files share: each check's error text is the "expected …" half
-// of a message (load.ts adds the field path and what was found).
+// The builders of the config schema's checks (schema.ts and its parts): each check's error
+// text is the "expected …" half of a message; load.ts adds the field path and what was found.
 
 import { z } from 'zod';
 
@@ -39,3 +39,10 @@ export function urlWith(protocols: readonly string[]) {
     return protocols.includes(u.protocol) && u.hostname !== '';
   };
 }
+
+const METHOD_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export const method = str('a JSON-RPC method name', METHOD_RE);
+export const methodList = z.array(method, expected('a list of JSON-RPC method names'));
+
+export const positive = (what: string) => z.number(expected(`${what} > 0`)).gt(0, expected(`${what} > 0`));
