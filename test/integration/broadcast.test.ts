@@ -14,7 +14,8 @@ async function setup(t: { teardown(fn: () => unknown): void }, scripts: Script[]
   const h = await startHarness({
     sims: [],
     extraNodes: nodes.map((n) => ({ id: n.id, url: n.url })),
-    config: { routing: { broadcast: { fanout } } },
+    // Sends pinned by client IP: the chosen (first) node is the same for every send of the test.
+    config: { routing: { broadcast: { fanout }, autoAffinityMethods: ['sendTransaction'] } },
   });
   t.teardown(async () => {
     await h.close();

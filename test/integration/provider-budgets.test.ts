@@ -124,7 +124,8 @@ t.test("a node's 429: it cools down without being marked unhealthy, the call goe
 
 t.test('a method disabled on one node never reaches the client as -32601; learned and shown', async (t) => {
   const { h, sims } = await providers(t, [
-    { id: 'nogpa', knobs: { disabledMethods: ['getProgramAccounts'] }, node: {} },
+    // Weighted so that the first call goes to the node that does not serve the method.
+    { id: 'nogpa', knobs: { disabledMethods: ['getProgramAccounts'] }, node: { weight: 100 } },
     { id: 'full', knobs: {}, node: {} },
   ]);
   for (let i = 0; i < 30; i++) {
