@@ -68,6 +68,7 @@ export async function buildConsole(opts: ConsoleOptions, log: Logger, serverFact
     },
     registration: opts.registration,
     endpoints: opts.endpoints,
+    sendRanking: () => opts.sendRanking?.() ?? {},
     tokensChanged() {
       changes++;
       try {

@@ -2,6 +2,7 @@
 
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { RankShown } from '../landing/ranking.js';
 import type { Account, ApiToken, Stack, Store } from '../store/types.js';
 import type { Sessions } from './session.js';
 import type { LoginThrottle, RateSpec, RegisterThrottle, ThrottleLimits } from './throttle.js';
@@ -37,6 +38,8 @@ export interface ConsoleOptions {
   registerLimit?: RateSpec;
   /** CIDRs whose X-Forwarded-For is believed (the config's `trustedProxies`, as on the RPC side). */
   trustedProxies?: readonly string[];
+  /** Where each node ranks for sends and why (docs/landing.md "Sends go where they land"); none when not given. */
+  sendRanking?: () => Record<string, RankShown>;
 }
 
 export interface ConsoleContext {
@@ -48,6 +51,8 @@ export interface ConsoleContext {
   clientIp(req: FastifyRequest): string;
   registration: 'open' | 'closed';
   endpoints: Endpoints;
+  /** Each node's send ranking, by node id (empty without one). */
+  sendRanking(): Record<string, RankShown>;
   /** Called after every token or stack write so the gateway syncs at once; the answer waits for it (app.ts). */
   tokensChanged(): void;
   /** A hash checked against when the email is unknown, so both failures cost one scrypt. */

@@ -146,6 +146,17 @@ export const nodesLandingSchema = object({
       "The gateway's nodes that the caller's transactions (the stack's, or the account's) went to in the window, by node id; nobody else's transactions are in the counts",
     items: object({ node: str('Node id'), ...landingCounts }),
   },
+  ranking: {
+    type: 'object',
+    description:
+      'Where each node of the gateway ranks for sendTransaction and why, by node id (docs/landing.md "Sends go where they land"): node-wide, from recent sends of every account, with no counts',
+    additionalProperties: object({
+      position: nullable('integer', '1 for the node sends go to; null while not ranked (explored)'),
+      includedPct: nullable('number', 'Share of recent sends in a block in time, percent'),
+      meanSlots: nullable('number', 'Mean slots to land of those'),
+      reason: str('Why it ranks where it does'),
+    }),
+  },
 });
 
 /** Error responses for a route, by status. */

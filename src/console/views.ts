@@ -243,7 +243,7 @@ ${errorBox}
 <section class="card">
 <h2>Transaction landing by node, last 24 h</h2>
 <p class="muted">This stack's transactions, per node of the gateway they went to.</p>
-<table id="nodes-landing-table" data-testid="nodes-landing-table" class="grid"><thead><tr><th>Node</th><th class="num">Sent</th><th class="num">Landing</th><th class="num">Slots to land p50</th></tr></thead>
+<table id="nodes-landing-table" data-testid="nodes-landing-table" class="grid"><thead><tr><th>Node</th><th class="num">Sent</th><th class="num">Landing</th><th class="num">Slots to land p50</th><th class="num">Send rank</th></tr></thead>
 <tbody id="nodes-landing-rows"></tbody></table>
 <p id="nodes-landing-empty" class="muted" hidden>This stack sent no transactions in the last 24 h.</p>
 </section>`,

@@ -116,6 +116,16 @@ export class SendRanking {
     ranked.forEach((r, i) => r.cell.set(RANK_POSITION, i + 1));
   }
 
+  /** Per node id, for the console: where it ranks and why, without the samples (they count every account's sends). */
+  shown(): Record<string, RankShown> {
+    const out: Record<string, RankShown> = {};
+    for (const [id, v] of Object.entries(this.view())) {
+      const reason = v.position === null ? `exploring: ranked from ${this.settings.minSamples} recent outcomes` : v.reason;
+      out[id] = { position: v.position, includedPct: v.includedPct, meanSlots: v.meanSlots, reason };
+    }
+    return out;
+  }
+
   /** Per node id: where it ranks and why. */
   view(): Record<string, RankView> {
     this.publish();
@@ -143,6 +153,9 @@ export class SendRanking {
     return out;
   }
 }
+
+/** What the console shows of a node's rank (node-wide; no count of anyone's sends). */
+export type RankShown = Pick<RankView, 'position' | 'includedPct' | 'meanSlots' | 'reason'>;
 
 function meanSlots(d: Decayed): number {
   return d.inTime > 0 ? d.slots / d.inTime : 0;

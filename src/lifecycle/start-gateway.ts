@@ -329,6 +329,7 @@ async function assemble(config: Config, opts: GatewayOptions, log: Logger, stops
         registration: config.console.registration,
         trustedProxies: config.trustedProxies,
         endpoints: { http: url, ws: wsUrl },
+        sendRanking: () => plane.landing.ranking?.shown() ?? {},
         // The console's answer waits for this: the change is in effect here once it is given.
         onTokensChanged: () => {
           shared?.tokens.publish();

@@ -52,6 +52,7 @@ for (const plane of PLANES) {
       },
     });
     gw.landing.add({
+      rank: { n0: { inTime: 20, late: 0, slots: 20 }, n1: { inTime: 2, late: 1, slots: 2 } },
       nodes: { n0: counts(2, 0, 0, 0, {}) },
       tokens: { [tokenId]: counts(2, 0, 0, 0, {}) },
       tokenNodes: { [tokenId]: { n0: counts(2, 0, 0, 0, {}) } },
@@ -105,6 +106,12 @@ for (const plane of PLANES) {
         path,
       );
     }
+    // Where each node ranks for sends: node-wide, the same for every account, with no counts.
+    const ranking = (await c.get('/api/v1/landing/nodes')).json.ranking;
+    t.match(ranking.n0, { position: 1, includedPct: 100, meanSlots: 1, reason: /in a block within 20 slots/ });
+    t.match(ranking.n1, { position: null, reason: /exploring/ });
+    t.notOk('samples' in ranking.n0, "no count of anyone's sends");
+    t.match(JSON.parse(a.text).ranking, { n0: { position: 1, samples: 20 } }, 'the admin API has the samples');
     const theirs = await other.client.get('/api/v1/landing/nodes');
     t.match(theirs.json.nodes, [{ node: 'n0', sent: 1, expired: 1, landed: 0 }], "the other account's own, on its node");
     t.equal(theirs.json.nodes.length, 1);

@@ -94,10 +94,17 @@ async function load() {
       el('td', { class: 'num' }, formatCount(n.sent)),
       el('td', { class: 'num', 'data-value': n.landedPct ?? '' }, formatPct(n.landedPct)),
       el('td', { class: 'num' }, formatSlots(n.slotsToLand.p50)),
+      rankCell(l.ranking[n.node]),
     ),
   );
   $('#nodes-landing-rows').replaceChildren(...nodes);
   $('#nodes-landing-empty').hidden = nodes.length > 0;
+}
+
+/** Where a node ranks for sends (node-wide), its reason as the cell's title. */
+function rankCell(r) {
+  if (r === undefined) return el('td', { class: 'num' }, '–');
+  return el('td', { class: 'num', title: r.reason, 'data-value': r.position ?? '' }, r.position === null ? 'exploring' : `#${r.position}`);
 }
 
 const refresh = poll(load);

@@ -30,7 +30,8 @@ async function nodesOf(ctx: ConsoleContext, tokenIds: readonly string[], from: n
     addCounts(c, pair);
   }
   const nodes = [...byNode].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([node, c]) => ({ node, ...landingJson(c) }));
-  return { from, to: now, nodes };
+  // Node-wide: where each node ranks for sends and why, without anyone's counts.
+  return { from, to: now, nodes, ranking: ctx.sendRanking() };
 }
 
 export async function landingRoutes(app: FastifyInstance, ctx: ConsoleContext): Promise<void> {
