@@ -52,7 +52,7 @@ export const DEFAULTS: DeepReadonly<Config> = deepFreeze<Config>({
       commitment: 'confirmed',
       maxTracked: 10000,
       rebroadcastMs: 0,
-      ranking: { enabled: true, halfLifeMs: 20_000, overdueSlots: 20, minSamples: 8, exploreShare: 0.1, slotWeight: 0.01 },
+      ranking: { enabled: true, halfLifeMs: 20_000, overdueSlots: 20, fallbackSlots: 4, minSamples: 8, exploreShare: 0.05, slotWeight: 0.01 },
     },
   },
   affinity: { seed: 0, keyRate: 100, keyBurst: 200, maxTrackedKeys: 100000, monotonic: true, monotonicWaitMs: 1500 },

@@ -22,6 +22,9 @@ export const LandingSchema = obj(
         }),
         halfLifeMs: int(1000, 3_600_000).meta({ description: "How fast a node's past outcomes fade from its score" }),
         overdueSlots: int(1, 150).meta({ description: 'A send not seen in a block within this many slots counts as not landed for the ranking' }),
+        fallbackSlots: int(1, 150).meta({
+          description: 'An explored send not in a block within this many slots is sent to the best node too, and counts as late for the explored node',
+        }),
         minSamples: int(1, 10_000).meta({ description: 'Recent outcomes a node needs to be ranked; below, it is explored' }),
         exploreShare: z
           .number(expected('a number from 0 to 0.5'))

@@ -85,6 +85,7 @@ export const RELOAD_CLASSES: Readonly<Record<string, ReloadClass>> = {
   'routing.landing.ranking.enabled': 'live',
   'routing.landing.ranking.halfLifeMs': 'live',
   'routing.landing.ranking.overdueSlots': 'live',
+  'routing.landing.ranking.fallbackSlots': 'live',
   'routing.landing.ranking.minSamples': 'live',
   'routing.landing.ranking.exploreShare': 'live',
   'routing.landing.ranking.slotWeight': 'live',

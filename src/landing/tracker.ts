@@ -9,6 +9,8 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { routable } from '../routing/node-view.js';
+import { pickNode } from '../routing/select.js';
+import { pickSender, type RankSettings } from '../routing/send-rank.js';
 import { encodeBase58 } from '../solana/base58.js';
 import { Commitment } from '../solana/chain-view.js';
 import { readCallFields, SolanaFields } from '../solana/request-fields.js';
@@ -43,6 +45,8 @@ class Tracked {
   seen = false;
   /** Its send-ranking outcome was counted (ranking.ts): in time, or overdue. */
   ranked = false;
+  /** Its first send explored a node: not in a block within fallbackSlots, it goes to the best node too. */
+  explored = false;
   nextResendAt: number;
   constructor(
     readonly signature: string,
@@ -92,6 +96,7 @@ export class LandingTracker implements CallOwner, CopySink {
   private fanout = 1;
   /** routing.landing.ranking.overdueSlots; 0 when ranking is off (no samples are counted). */
   private overdueSlots = 0;
+  private ranking: RankSettings | null = null;
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
   private lastPollAt = 0;
@@ -120,6 +125,7 @@ export class LandingTracker implements CallOwner, CopySink {
     this.fanout = config.routing.broadcast.fanout;
     const r = l.ranking;
     this.overdueSlots = r.enabled ? r.overdueSlots : 0;
+    this.ranking = r.enabled ? r : null;
     while (this.tracked.size > this.maxTracked) this.dropOldest();
   }
 
@@ -149,7 +155,10 @@ export class LandingTracker implements CallOwner, CopySink {
       for (const n of nodes) if ((call.tried & n.bit) !== 0) this.addNode(old, n.id);
       return;
     }
-    const t = this.sent(call.body, call.paramsStart, call.paramsEnd, sig, token);
+    // An explored node that answered at once: its send falls back to the best node if it does not land soon.
+    const explored = call.explored && call.fanout === 1 && call.attempts === 1 && this.ranking !== null;
+    const t = this.sent(call.body, call.paramsStart, call.paramsEnd, sig, token, explored);
+    t.explored = explored;
     for (const n of nodes) if ((call.tried & n.bit) !== 0) this.addNode(t, n.id);
   }
 
@@ -171,13 +180,13 @@ export class LandingTracker implements CallOwner, CopySink {
   }
 
   /** A sendTransaction `request` a node took: tracked from now on, resent with rebroadcast. */
-  private sent(body: Buffer, paramsStart: number, paramsEnd: number, sig: string, token: string): Tracked {
+  private sent(body: Buffer, paramsStart: number, paramsEnd: number, sig: string, token: string, resendable = false): Tracked {
     let hash: string | null = null;
     let resend: Buffer | null = null;
     readCallFields('sendTransaction', body, paramsStart, paramsEnd, fields);
     if (fields.txStart >= 0) {
       if (readRecentBlockhash(body, fields.txStart, fields.txEnd, fields.txEncoding) === TxRead.Ok) hash = encodeBase58(lastBlockhash);
-      if (this.rebroadcastMs > 0) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);
+      if (this.rebroadcastMs > 0 || resendable) resend = resendBody(body.toString('latin1', fields.txStart, fields.txEnd), fields.txEncoding === 1);
     }
     return this.track(sig, hash, resend, token);
   }
@@ -216,6 +225,18 @@ export class LandingTracker implements CallOwner, CopySink {
       const landedAt = outcome === 'landed' || outcome === 'failed' ? { slot, slots: slot - t.sentSlot } : {};
       log.debug({ signature: t.signature, outcome, ...landedAt, ms: this.now() - t.sentAt, nodes: t.nodes }, 'tracked transaction ended');
     }
+  }
+
+  /** An explored send not in a block within fallbackSlots: late for the explored node, and sent to the best node. */
+  private fallBack(t: Tracked): void {
+    this.rank(t, false, 0);
+    const nodes = this.parts.nodes();
+    let tried = 0;
+    for (const n of nodes) if (t.nodes.includes(n.id)) tried |= n.bit;
+    const best = pickSender(nodes, tried, { exploreShare: 0, minSamples: this.ranking!.minSamples }) ?? pickNode(nodes, tried);
+    if (best === null || t.resend === null) return;
+    this.addNode(t, best.id);
+    this.send(best, t);
   }
 
   /** Counts `t` for the send ranking, once. */
@@ -331,6 +352,7 @@ export class LandingTracker implements CallOwner, CopySink {
         if (s.level >= this.commitment) this.end(t, s.failed ? 'failed' : 'landed', s.slot);
         continue;
       }
+      if (t.explored && !t.ranked && t.sentSlot > 0 && answer.slot - t.sentSlot >= this.ranking!.fallbackSlots) this.fallBack(t);
       // No status: overdue for the ranking once overdueSlots passed since it was sent.
       if (!t.ranked && t.sentSlot > 0 && answer.slot - t.sentSlot > this.overdueSlots) this.rank(t, false, 0);
       // Expired once its blockhash is no longer valid on the freshest node.

@@ -58,6 +58,16 @@ export type PickSettings = Pick<RankSettings, 'exploreShare' | 'minSamples'>;
 
 const TIERS: readonly NodeStateName[] = ['healthy', 'lagging', 'unhealthy'];
 
+/** Whether the last pickSender() went to a node other than the best (the pool marks the call: landing/tracker.ts falls back). */
+const lastPick = { explored: false };
+
+/** Whether the last pick explored a node, once: reading clears it. */
+export function takeExplored(): boolean {
+  const e = lastPick.explored;
+  lastPick.explored = false;
+  return e;
+}
+
 /**
  * The node a send goes to among those not in `exclude`: in the first health tier with any
  * candidate, the best-scored node with enough samples, except that a share `exploreShare` of
@@ -66,6 +76,7 @@ const TIERS: readonly NodeStateName[] = ['healthy', 'lagging', 'unhealthy'];
  * also how the first sends go.
  */
 export function pickSender<N extends RankedNode>(nodes: readonly N[], exclude: number, s: PickSettings, random: () => number = Math.random): N | null {
+  lastPick.explored = false;
   for (let t = 0; t < TIERS.length; t++) {
     const tier = TIERS[t]!;
     let best: N | null = null;
@@ -96,7 +107,9 @@ export function pickSender<N extends RankedNode>(nodes: readonly N[], exclude: n
       const n = nodes[i]!;
       if (n === best || !inTier(n, tier, exclude)) continue;
       if (unexplored > 0 && n.rank.get(RANK_SAMPLES) >= s.minSamples) continue;
-      if (k-- === 0) return n;
+      if (k-- !== 0) continue;
+      lastPick.explored = true;
+      return n;
     }
     return best;
   }

@@ -44,6 +44,8 @@ export class UpstreamCall implements RouteRequest, FreshCall {
   node: UpstreamNode | null = null;
   attempts = 0;
   tried = 0;
+  /** Its first pick explored a node for the send ranking (pool.ts sets it). */
+  explored = false;
   /** Every node asked, comma-separated in order, once more than one was; '' while one was. */
   nodesTried = '';
   /** The owner was told (answer or error): later attempts' ends are only recorded. */

@@ -10,7 +10,7 @@ import { KeyedPicker, knownAt, markFloor, WAIT, type PreviousMap } from '../rout
 import { KeyHasher, KeyMap } from '../routing/keymap.js';
 import { buildMethodRules, type MethodRule } from '../routing/method-rules.js';
 import { answersProbes, routable, usable } from '../routing/node-view.js';
-import { pickUnkeyed, sendRankOf, type RankSettings } from '../routing/send-rank.js';
+import { pickUnkeyed, sendRankOf, takeExplored, type RankSettings } from '../routing/send-rank.js';
 import type { UpstreamCall } from './call.js';
 import { CatchUpWaits } from './catch-up.js';
 import { HealthChecker, healthOptionsOf, type HealthOptions, type NodeHealthUpdate } from './health.js';
@@ -57,7 +57,7 @@ export class NodePool implements Router {
   methodRules: Map<string, MethodRule>;
   /** routing.landing.ranking in effect (docs/landing.md "Sends go where they land"; the control plane's ranking reads it too). */
   sendRank: RankSettings;
-  /** Provider budgets, 429 cooldowns and the methods each node serves (node-gate.ts; docs/routing.md "Provider budgets"). */
+  /** Provider budgets, 429 cooldowns and the methods each node serves (node-gate.ts; docs/routing.md "Provider budgets"): its exclusions count as tried. */
   readonly gate: NodeGate;
   private rateTimer: NodeJS.Timeout | null = null;
   /** Told when a node stops taking traffic (unhealthy, ejected, drained): WS subscriptions move. */
@@ -132,8 +132,8 @@ export class NodePool implements Router {
       behind = fresh!.excluded(this.nodes, fc);
       if (fc.archiveOnly) behind |= ~this.archiveBits;
     }
-    // Budgets, cooldowns and unsupported methods (node-gate.ts): such nodes count as tried too.
     const n = this.pick(call, call.tried | behind | this.gate.exclude(this.nodes, call, call.tried | behind));
+    if (takeExplored() && call.tried === 0) call.explored = true;
     this.gate.picked(n === null && !this.waiting, this.nodes, call, call.tried | behind);
     if (behind !== 0) {
       if (n === null) this.freshWaiting = !this.waiting && this.nodes.some((x) => (x.bit & call.tried) === 0 && routable(x));

@@ -10,6 +10,8 @@ export interface RouteRequest {
   readonly slot: number;
   readonly tried: number;
   readonly method: string;
+  /** A send's first pick explored a node other than the best (docs/landing.md "Sends go where they land"). */
+  explored?: boolean;
 }
 
 export interface Router {

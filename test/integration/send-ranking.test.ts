@@ -128,6 +128,8 @@ for (const plane of PLANES) {
     const admin = await (await fetch(h.gw.admin!.url + '/admin/landing', { headers: { authorization: `Bearer ${ADMIN}` } })).json();
     t.match(admin.ranking.n0, { position: 1, reason: /% of recent sends in a block within 10 slots/ });
     t.ok(admin.ranking.n0.includedPct > admin.ranking.n2.includedPct, 'n0 lands more than n2');
+    // Explored sends that were not in a block within fallbackSlots went to the best node too (no rebroadcast is configured).
+    t.ok(admin.nodes.n0.resent > 0, `${admin.nodes.n0.resent} explored sends fell back to n0`);
 
     // n0 degrades: it lands nothing from now on; within a minute most sends go elsewhere.
     h.sims[0]!.set({ txDropRate: 1 });

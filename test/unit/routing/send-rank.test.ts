@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { SendRanking, type RankingSettings } from '../../../src/landing/ranking.js';
-import { pickSender, RankCell, RANK_POSITION, RANK_SAMPLES, RANK_SCORE } from '../../../src/routing/send-rank.js';
+import { pickSender, RankCell, RANK_POSITION, RANK_SAMPLES, RANK_SCORE, takeExplored } from '../../../src/routing/send-rank.js';
 import { FakeNode, type FakeNodeSpec } from '../../helpers/fake-node.js';
 
 class RankedFake extends FakeNode {
@@ -15,7 +15,7 @@ function nodes(specs: readonly FakeNodeSpec[]): RankedFake[] {
   return specs.map((s, i) => new RankedFake(i, s));
 }
 
-const SETTINGS: RankingSettings = { enabled: true, halfLifeMs: 20_000, overdueSlots: 20, minSamples: 8, exploreShare: 0.1, slotWeight: 0.01 };
+const SETTINGS: RankingSettings = { enabled: true, halfLifeMs: 20_000, overdueSlots: 20, fallbackSlots: 4, minSamples: 8, exploreShare: 0.1, slotWeight: 0.01 };
 
 function ranking(ns: RankedFake[], settings: Partial<RankingSettings> = {}, clock = { now: 0 }): SendRanking {
   return new SendRanking(
@@ -82,6 +82,16 @@ t.test('picks: the best node but for the explored share; unexplored nodes are ex
   const s2 = shares(ns, 20_000);
   t.ok(s2[0]! > 0.03 && s2[2]! > 0.03, `every other node explored: ${s2.map((x) => x.toFixed(3)).join(' ')}`);
   t.equal(pickSender(ns, ns[1]!.bit, { exploreShare: 0, minSamples: 8 }), ns[2], 'a tried node is excluded: the next best');
+  // Each pick says whether it explored (the tracker falls such a send back to the best node), once.
+  let explored = 0;
+  for (let i = 0; i < 2000; i++) {
+    const n = pickSender(ns, 0, { exploreShare: 0.1, minSamples: 8 });
+    const e = takeExplored();
+    t.equal(e, n !== ns[1], 'explored exactly when not the best');
+    if (e) explored++;
+    t.equal(takeExplored(), false, 'reading clears it');
+  }
+  t.ok(explored > 100 && explored < 300, `${explored} of 2000 explored`);
 });
 
 t.test('picks: tiers first; nothing ranked means default routing decides (null)', async (t) => {
