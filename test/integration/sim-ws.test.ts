@@ -393,7 +393,7 @@ t.test('stats: connections, live subscriptions by method, messages', async (t) =
   t.same(s.byMethod, new Map(), 'WS calls are not HTTP calls');
   t.equal(s.requests, 0);
   const http = (await (await fetch(`${node.url}/sim/stats`)).json()) as Record<string, unknown>;
-  t.same(Object.keys(http), ['requests', 'calls', 'byMethod'], '/sim/stats keeps its shape');
+  t.same(Object.keys(http), ['requests', 'calls', 'byMethod', 'limited', 'credits'], '/sim/stats keeps its shape');
 });
 
 t.test('wsDrop: closes open sockets with 1001 and refuses upgrades with 503; HTTP stays up', async (t) => {

@@ -275,7 +275,7 @@ t.test('POST /sim/control and GET /sim/stats', async (t) => {
   t.equal((await post(`${node.url}/sim/control`, '{')).status, 400);
 
   const stats = await (await fetch(`${node.url}/sim/stats`)).json();
-  t.same(stats, { requests: 1, calls: 1, byMethod: { getSlot: 1 } });
+  t.same(stats, { requests: 1, calls: 1, byMethod: { getSlot: 1 }, limited: 0, credits: 0 });
   t.throws(() => node.set({ slotMs: 0 }), /slotMs/);
 });
 
@@ -311,6 +311,8 @@ t.test('CLI flags', async (t) => {
     lags: null,
     grpcPort: null,
     grpcKnobs: {},
+    enginePort: null,
+    engineKnobs: {},
     help: false,
   });
   t.same(parseSimArgs(['--port', '1', '--latency-ms', '7']).knobs, { latencyMs: [7, 7] });
@@ -323,6 +325,8 @@ t.test('CLI flags', async (t) => {
     lags: [0, 4, 40],
     grpcPort: null,
     grpcKnobs: {},
+    enginePort: null,
+    engineKnobs: {},
     help: false,
   });
   const g = parseSimArgs(['--port', '0', '--nodes', '2', '--grpc-port', '10000', '--grpc-jitter-ms', '20', '--grpc-drop-rate', '0.1', '--grpc-stall-ms', '50']);
