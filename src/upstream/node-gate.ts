@@ -80,7 +80,8 @@ export class NodeGate {
   exclude(nodes: readonly UpstreamNode[], call: RouteRequest, tried: number): number {
     const now = performance.now();
     const method = call.method;
-    const unsupported = this.support.configured(method) | this.support.learnedBits(method, now);
+    // A call with affinity keeps to its key's node for what nodes taught (docs/routing.md "Unsupported methods").
+    const unsupported = this.support.configured(method) | (call.slot < 0 ? this.support.learnedBits(method, now) : 0);
     let spent = 0;
     const count = callCount(call);
     for (let i = 0; i < nodes.length; i++) {
@@ -139,7 +140,7 @@ export class NodeGate {
   retryAnswer(nodes: readonly UpstreamNode[], maxAttempts: number, call: UpstreamCall, node: UpstreamNode, body: Buffer): boolean | null {
     if (!isUnsupportedCode(errorCodeOf(body))) return null;
     if (this.support.learn(call.method, nodes.indexOf(node), performance.now())) node.budget.learnedOne(Date.now());
-    if (call.attempts >= maxAttempts) return false;
+    if (call.attempts >= maxAttempts || call.slot >= 0) return false;
     const out = call.tried | this.exclude(nodes, call, call.tried);
     for (const n of nodes) if ((n.bit & out) === 0 && routable(n)) return true;
     return false;
