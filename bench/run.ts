@@ -13,6 +13,7 @@
 //   s7      S1's load against jumpgate with rpc.workers 1 and 2, nginx with 1 and 2 workers (worker-scaling.ts)
 //   hedge, coalesce, broadcast  how one call reaches nodes (calls.ts)
 //   monotonic  10,000 affinity keys through 20 failovers: slot regressions with affinity.monotonic off and on
+//   providers  two capped providers and an own node, a bot's mix at 1.5× the larger cap: client 429s and credits per provider, jumpgate vs nginx (providers.ts)
 //   sends   one client address's sends over nodes landing 95/60/20%: direct, IP-pinned, landing-aware, fanout 2, nginx (sends.ts)
 //   landing transactions through nodes that land 95/70/30%: landed share and slots to land via jumpgate (default, fanout 2, fanout 2 + rebroadcast) and nginx
 //   freshness  3 nodes at 0/30/120 slots of lag: minContextSlot reads and fresh-blockhash sends direct, through jumpgate, nginx (freshness.ts)
@@ -41,6 +42,7 @@ import { isolationTable, runIsolation } from './isolation.js';
 import { keymapTable, runKeymapBench } from './keymap.js';
 import { landingTable, runLandingBench } from './landing.js';
 import { runSendsBench, sendsTable } from './sends.js';
+import { providersTable, runProvidersBench } from './providers.js';
 import { monotonicTable, runMonotonic } from './monotonic.js';
 import { measureThreshold, thresholdTable } from './parse-threshold.js';
 import { runWsFanoutPeers } from './ws-fanout-peers.js';
@@ -74,6 +76,7 @@ const ALL = [
   'grpc',
   'landing',
   'sends',
+  'providers',
   'cache',
 ] as const;
 type Name = (typeof ALL)[number];
@@ -208,6 +211,12 @@ async function runOne(name: Name): Promise<void> {
       const r = await runLandingBench({ quick, log });
       console.log('\n' + landingTable(r));
       results.landing = r;
+      break;
+    }
+    case 'providers': {
+      const r = await runProvidersBench({ quick, log });
+      console.log('\n' + providersTable(r));
+      results.providers = r;
       break;
     }
     case 'sends': {
