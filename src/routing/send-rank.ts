@@ -98,8 +98,12 @@ export function pickSender<N extends RankedNode>(nodes: readonly N[], exclude: n
       }
     }
     if (count === 0) continue;
-    if (best === null || count === 1) return best;
-    if (random() >= s.exploreShare) return best;
+    if (best === null) return null;
+    if (count === 1 || random() >= s.exploreShare) {
+      // The ranking's first node was left out (behind on the blockhash, tried, spent): this send explores too.
+      lastPick.explored = best.rank.get(RANK_POSITION) !== 1;
+      return best;
+    }
     // Exploring: an unexplored node when there is one, else any other candidate.
     const pool = unexplored > 0 ? unexplored : count - 1;
     let k = Math.floor(random() * pool);
@@ -121,6 +125,8 @@ export function pickUnkeyed<N extends RankedNode>(nodes: readonly N[], method: s
   if (rank.enabled && method === 'sendTransaction') {
     const n = pickSender(nodes, exclude, rank);
     if (n !== null) return n;
+    // Nothing ranked yet: the send explores (it falls back to the best node once there is one).
+    lastPick.explored = true;
   }
   return pickNode(nodes, exclude);
 }
