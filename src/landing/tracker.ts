@@ -9,8 +9,7 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { routable } from '../routing/node-view.js';
-import { pickNode } from '../routing/select.js';
-import { pickSender, type RankSettings } from '../routing/send-rank.js';
+import { pickUnkeyed, type RankSettings } from '../routing/send-rank.js';
 import { encodeBase58 } from '../solana/base58.js';
 import { Commitment } from '../solana/chain-view.js';
 import { readCallFields, SolanaFields } from '../solana/request-fields.js';
@@ -233,7 +232,7 @@ export class LandingTracker implements CallOwner, CopySink {
     const nodes = this.parts.nodes();
     let tried = 0;
     for (const n of nodes) if (t.nodes.includes(n.id)) tried |= n.bit;
-    const best = pickSender(nodes, tried, { exploreShare: 0, minSamples: this.ranking!.minSamples }) ?? pickNode(nodes, tried);
+    const best = pickUnkeyed(nodes, 'sendTransaction', tried, { ...this.ranking!, exploreShare: 0 });
     if (best === null || t.resend === null) return;
     this.addNode(t, best.id);
     this.send(best, t);
